@@ -1,0 +1,41 @@
+// Shared checks and descriptions for every backend.
+#include "comm/communicator.hpp"
+
+#include "util/error.hpp"
+#include "util/log.hpp"
+
+namespace cifar {
+
+std::string describe(const char* operation, const torch::Tensor& tensor) {
+  const double bytes = static_cast<double>(tensor.numel()) * static_cast<double>(tensor.element_size());
+  const char* unit = "B";
+  double value = bytes;
+  if (bytes >= 1024.0 * 1024.0) {
+    value = bytes / (1024.0 * 1024.0);
+    unit = "MiB";
+  } else if (bytes >= 1024.0) {
+    value = bytes / 1024.0;
+    unit = "KiB";
+  }
+  return strprintf("%s of %lld %s (%.1f %s)", operation, static_cast<long long>(tensor.numel()),
+                   std::string(c10::toString(tensor.scalar_type())).c_str(), value, unit);
+}
+
+void Communicator::check_tensor(const torch::Tensor& tensor, const char* operation) {
+  if (!tensor.defined()) throw Error(std::string(operation) + ": undefined tensor");
+  if (!tensor.is_contiguous()) throw Error(describe(operation, tensor) + ": tensor must be contiguous");
+  switch (tensor.scalar_type()) {
+    case torch::kFloat32:
+    case torch::kFloat64:
+    case torch::kBFloat16:
+    case torch::kFloat16:
+    case torch::kInt64:
+    case torch::kUInt8:
+    case torch::kInt32:
+      return;
+    default:
+      throw Error(describe(operation, tensor) + ": unsupported dtype");
+  }
+}
+
+}  // namespace cifar

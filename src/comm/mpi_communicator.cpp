@@ -1,0 +1,247 @@
+// MPI backend: one communication thread executes every collective in issue order.
+#include "comm/mpi_communicator.hpp"
+
+#include <c10/util/BFloat16.h>
+#include <c10/util/Half.h>
+
+#include <climits>
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <future>
+#include <mutex>
+#include <thread>
+
+#include "dist/mpi_env.hpp"
+#include "util/error.hpp"
+#include "util/log.hpp"
+
+namespace cifar {
+namespace {
+
+// MPI has no 16-bit float types: reduce them as opaque 2-byte elements with
+// user-defined sum operations that add in float32.
+template <typename T>
+void sum_16bit(void* in, void* inout, int* len, MPI_Datatype*) {
+  const T* a = static_cast<const T*>(in);
+  T* b = static_cast<T*>(inout);
+  for (int i = 0; i < *len; ++i) b[i] = static_cast<T>(static_cast<float>(a[i]) + static_cast<float>(b[i]));
+}
+
+struct SixteenBitTypes {
+  MPI_Datatype type = MPI_DATATYPE_NULL;
+  MPI_Op bf16_sum = MPI_OP_NULL;
+  MPI_Op half_sum = MPI_OP_NULL;
+};
+
+const SixteenBitTypes& sixteen_bit_types() {
+  static const SixteenBitTypes types = [] {
+    SixteenBitTypes t;
+    MPI_CHECK(MPI_Type_contiguous(2, MPI_BYTE, &t.type));
+    MPI_CHECK(MPI_Type_commit(&t.type));
+    MPI_CHECK(MPI_Op_create(&sum_16bit<c10::BFloat16>, /*commute=*/1, &t.bf16_sum));
+    MPI_CHECK(MPI_Op_create(&sum_16bit<c10::Half>, /*commute=*/1, &t.half_sum));
+    return t;
+  }();
+  return types;
+}
+
+MPI_Datatype mpi_type(torch::ScalarType t) {
+  switch (t) {
+    case torch::kFloat32: return MPI_FLOAT;
+    case torch::kFloat64: return MPI_DOUBLE;
+    case torch::kInt64: return MPI_INT64_T;
+    case torch::kInt32: return MPI_INT32_T;
+    case torch::kUInt8: return MPI_UINT8_T;
+    case torch::kBFloat16:
+    case torch::kFloat16: return sixteen_bit_types().type;
+    default: throw Error(std::string("MPI backend: unsupported dtype ") + c10::toString(t));
+  }
+}
+
+MPI_Op mpi_sum(torch::ScalarType t) {
+  if (t == torch::kBFloat16) return sixteen_bit_types().bf16_sum;
+  if (t == torch::kFloat16) return sixteen_bit_types().half_sum;
+  return MPI_SUM;
+}
+
+// MPI counts are int: split larger buffers into chunks of at most INT_MAX elements.
+template <typename Call>
+void for_each_chunk(int64_t count, size_t element_size, void* data, Call&& call) {
+  char* p = static_cast<char*>(data);
+  for (int64_t done = 0; done < count;) {
+    const int n = static_cast<int>(std::min<int64_t>(count - done, INT_MAX));
+    call(p + static_cast<size_t>(done) * element_size, n);
+    done += n;
+  }
+}
+
+// CUDA tensors go through host memory; CPU tensors are used directly.
+struct HostView {
+  explicit HostView(const torch::Tensor& t) : original(t), host(t.is_cuda() ? t.to(torch::kCPU) : t) {}
+  void write_back() {
+    if (original.is_cuda()) original.copy_(host);
+  }
+  torch::Tensor original;
+  torch::Tensor host;
+};
+
+void average_in_place(torch::Tensor& t, int size) {
+  if (size == 1) return;
+  if (c10::isFloatingType(t.scalar_type())) {
+    t.div_(size);
+  } else {
+    t.div_(size, "trunc");
+  }
+}
+
+class MpiWork final : public Work {
+ public:
+  MpiWork(std::shared_future<void> done, std::string description, std::chrono::milliseconds timeout)
+      : done_(std::move(done)), description_(std::move(description)), timeout_(timeout) {}
+  void wait() override {
+    if (done_.wait_for(timeout_) == std::future_status::timeout) {
+      throw CommTimeout(strprintf("%s did not complete within %.0f s (--comm-timeout): another rank is stalled, "
+                                  "dead or issued different collectives",
+                                  description_.c_str(), std::chrono::duration<double>(timeout_).count()));
+    }
+    done_.get();  // rethrows an MPI error from the communication thread
+  }
+
+ private:
+  std::shared_future<void> done_;
+  std::string description_;
+  std::chrono::milliseconds timeout_;
+};
+
+}  // namespace
+
+// The communication thread. It is shared with the thread itself, so that a
+// communicator destroyed while a collective is stuck (the job is being torn
+// down) detaches instead of hanging in a join.
+struct MpiCommunicator::Engine {
+  MPI_Comm comm = MPI_COMM_NULL;
+  std::mutex mutex;
+  std::condition_variable wake;
+  std::deque<std::packaged_task<void()>> queue;
+  bool stopping = false;
+  bool busy = false;
+  std::thread thread;
+
+  static void run(std::shared_ptr<Engine> self) {
+    for (;;) {
+      std::packaged_task<void()> task;
+      {
+        std::unique_lock<std::mutex> lock(self->mutex);
+        self->wake.wait(lock, [&] { return self->stopping || !self->queue.empty(); });
+        if (self->queue.empty()) return;  // stopping and drained
+        task = std::move(self->queue.front());
+        self->queue.pop_front();
+        self->busy = true;
+      }
+      task();
+      std::lock_guard<std::mutex> lock(self->mutex);
+      self->busy = false;
+    }
+  }
+
+  std::shared_future<void> submit(std::function<void()> fn) {
+    std::packaged_task<void()> task(std::move(fn));
+    std::shared_future<void> done = task.get_future().share();
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      queue.push_back(std::move(task));
+    }
+    wake.notify_one();
+    return done;
+  }
+};
+
+MpiCommunicator::MpiCommunicator(MPI_Comm comm) : engine_(std::make_shared<Engine>()) {
+  engine_->comm = duplicate_comm(comm);
+  MPI_CHECK(MPI_Comm_rank(engine_->comm, &rank_));
+  MPI_CHECK(MPI_Comm_size(engine_->comm, &size_));
+  sixteen_bit_types();  // create the 16-bit types now, on the main thread
+  engine_->thread = std::thread(&Engine::run, engine_);
+}
+
+MpiCommunicator::~MpiCommunicator() {
+  bool idle = false;
+  {
+    std::lock_guard<std::mutex> lock(engine_->mutex);
+    engine_->stopping = true;
+    idle = !engine_->busy && engine_->queue.empty();
+  }
+  engine_->wake.notify_one();
+  if (idle) {
+    engine_->thread.join();
+    MPI_Comm_free(&engine_->comm);
+  } else {
+    engine_->thread.detach();  // stuck in a collective: the job is ending anyway
+  }
+}
+
+std::unique_ptr<Work> MpiCommunicator::all_reduce_async(torch::Tensor tensor, ReduceOp op, std::string label) {
+  check_tensor(tensor, "all_reduce");
+  std::string description = describe("all_reduce", tensor);
+  if (!label.empty()) description += " (" + label + ")";
+  const int size = size_;
+  MPI_Comm comm = engine_->comm;
+  auto done = engine_->submit([tensor, op, size, comm]() mutable {
+    if (tensor.numel() == 0) return;
+    HostView view(tensor);
+    const MPI_Datatype type = mpi_type(view.host.scalar_type());
+    const MPI_Op sum = mpi_sum(view.host.scalar_type());
+    for_each_chunk(view.host.numel(), view.host.element_size(), view.host.data_ptr(), [&](void* p, int n) {
+      MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, p, n, type, sum, comm));
+    });
+    if (op == ReduceOp::Average) average_in_place(view.host, size);
+    view.write_back();
+  });
+  return std::make_unique<MpiWork>(std::move(done), process_tag() + " " + description, timeout_);
+}
+
+void MpiCommunicator::all_reduce(torch::Tensor& tensor, ReduceOp op) {
+  all_reduce_async(tensor, op, "")->wait();
+}
+
+void MpiCommunicator::broadcast(torch::Tensor& tensor, int root) {
+  check_tensor(tensor, "broadcast");
+  if (root < 0 || root >= size_) throw Error(strprintf("broadcast: root %d is not a rank of a world of %d", root, size_));
+  MPI_Comm comm = engine_->comm;
+  auto done = engine_->submit([tensor, root, comm]() mutable {
+    if (tensor.numel() == 0) return;
+    HostView view(tensor);
+    const MPI_Datatype type = mpi_type(view.host.scalar_type());
+    for_each_chunk(view.host.numel(), view.host.element_size(), view.host.data_ptr(),
+                   [&](void* p, int n) { MPI_CHECK(MPI_Bcast(p, n, type, root, comm)); });
+    view.write_back();
+  });
+  MpiWork(std::move(done), process_tag() + " " + describe("broadcast", tensor), timeout_).wait();
+}
+
+torch::Tensor MpiCommunicator::all_gather(const torch::Tensor& tensor) {
+  check_tensor(tensor, "all_gather");
+  std::vector<int64_t> shape{size_};
+  shape.insert(shape.end(), tensor.sizes().begin(), tensor.sizes().end());
+  torch::Tensor gathered = torch::empty(shape, tensor.options().device(torch::kCPU));
+  MPI_Comm comm = engine_->comm;
+  auto done = engine_->submit([tensor, gathered, comm]() mutable {
+    if (tensor.numel() == 0) return;
+    const torch::Tensor host = tensor.to(torch::kCPU).contiguous();
+    if (host.numel() > INT_MAX) throw Error("all_gather: tensors above 2^31 elements are not supported");
+    const MPI_Datatype type = mpi_type(host.scalar_type());
+    const int n = static_cast<int>(host.numel());
+    MPI_CHECK(MPI_Allgather(host.data_ptr(), n, type, gathered.data_ptr(), n, type, comm));
+  });
+  MpiWork(std::move(done), process_tag() + " " + describe("all_gather", tensor), timeout_).wait();
+  return tensor.is_cuda() ? gathered.to(tensor.device()) : gathered;
+}
+
+void MpiCommunicator::barrier() {
+  MPI_Comm comm = engine_->comm;
+  auto done = engine_->submit([comm] { MPI_CHECK(MPI_Barrier(comm)); });
+  MpiWork(std::move(done), process_tag() + " barrier", timeout_).wait();
+}
+
+}  // namespace cifar

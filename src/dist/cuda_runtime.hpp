@@ -1,0 +1,23 @@
+// The CUDA runtime and NCCL as the rest of the program sees them, without
+// including their headers: compiled from cuda_runtime.cpp where the CUDA
+// toolkit and NCCL were found at configure time, from cuda_runtime_stub.cpp
+// (everything "not compiled") elsewhere.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace cifar::gpu {
+
+// True when this build has the CUDA runtime and NCCL compiled in.
+bool compiled();
+// Number of visible CUDA devices; 0 with `why_none` set when there are none
+// (no driver, no device, CUDA_VISIBLE_DEVICES empty, or not compiled).
+int device_count(std::string* why_none = nullptr);
+std::vector<std::string> device_names();
+std::string runtime_version();  // "13.0" or "not compiled"
+std::string driver_version();   // "13.0", "no driver" or "not compiled"
+std::string nccl_version();     // "2.28.3" or "not compiled"
+void set_device(int index);
+
+}  // namespace cifar::gpu

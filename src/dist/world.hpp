@@ -1,0 +1,26 @@
+// The shape of the job as MPI sees it: who this rank is, which node it is on,
+// and how many ranks share that node. Computed once by the bootstrap.
+#pragma once
+
+#include <mpi.h>
+
+#include <string>
+
+namespace cifar {
+
+struct World {
+  int rank = 0;        // in the job
+  int size = 1;        // ranks in the job
+  int local_rank = 0;  // among the ranks on this node (MPI_COMM_TYPE_SHARED)
+  int local_size = 1;  // ranks on this node
+  int node_index = 0;  // 0..num_nodes-1, ordered by the lowest world rank on each node
+  int num_nodes = 1;
+  std::string host;    // MPI_Get_processor_name
+};
+
+// Collective over `comm`: splits it by shared-memory node and derives the
+// node-local rank, node index and node count. Right under mpirun and under
+// `srun --mpi=pmix`, where the launcher tells MPI which ranks share a node.
+World discover_world(MPI_Comm comm);
+
+}  // namespace cifar

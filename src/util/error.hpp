@@ -1,0 +1,82 @@
+// Error types and check macros. Every failure the program can meet becomes one
+// typed exception carrying a complete, user-facing message: where it happened
+// (file:line, rank, host), what failed (the call), and the library's own text.
+// Only main() catches; it logs once and ends the whole job (see app/main.cpp).
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+namespace cifar {
+
+// Process exit codes, documented in the README.
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitFailure = 1;      // runtime failure (I/O, library, rank death)
+inline constexpr int kExitUsage = 2;        // bad configuration or command line
+inline constexpr int kExitPreempted = 3;    // checkpointed after SIGTERM/SIGUSR1; requeue to resume
+inline constexpr int kExitCommTimeout = 4;  // a collective stalled past --comm-timeout
+
+class Error : public std::runtime_error {
+ public:
+  explicit Error(const std::string& message, int exit_code = kExitFailure)
+      : std::runtime_error(message), exit_code_(exit_code) {}
+  int exit_code() const noexcept { return exit_code_; }
+
+ private:
+  int exit_code_;
+};
+
+// Bad command line or config file: exit code 2, detected before any training.
+class ConfigError : public Error {
+ public:
+  explicit ConfigError(const std::string& m) : Error(m, kExitUsage) {}
+};
+// Missing, unreadable or invalid input data (HDF5 file, archive, checkpoint).
+class DataError : public Error {
+ public:
+  using Error::Error;
+};
+class CheckpointError : public Error {
+ public:
+  using Error::Error;
+};
+// A failing call into MPI, NCCL, CUDA or HDF5; the message carries the library's text.
+class LibraryError : public Error {
+ public:
+  using Error::Error;
+};
+// A collective that did not complete within --comm-timeout.
+class CommTimeout : public Error {
+ public:
+  explicit CommTimeout(const std::string& m) : Error(m, kExitCommTimeout) {}
+};
+
+// Identity of this process for messages: set once by the MPI bootstrap.
+void set_process_identity(int rank, int world_size, const std::string& host);
+// "[rank 1/4 host]", or "[host]" before MPI is up.
+std::string process_tag();
+int process_rank();  // -1 before the bootstrap
+
+namespace detail {
+[[noreturn]] void throw_library_error(const char* library, const std::string& library_text,
+                                      const char* call, const char* file, int line);
+std::string mpi_error_text(int code);
+}  // namespace detail
+
+}  // namespace cifar
+
+// MPI calls return codes only on communicators whose error handler is
+// MPI_ERRORS_RETURN; the bootstrap sets that on every communicator it creates.
+#define MPI_CHECK(call)                                                                     \
+  do {                                                                                      \
+    int cifar_mpi_rc_ = (call);                                                             \
+    if (cifar_mpi_rc_ != 0 /* MPI_SUCCESS */)                                               \
+      ::cifar::detail::throw_library_error("MPI", ::cifar::detail::mpi_error_text(cifar_mpi_rc_), \
+                                           #call, __FILE__, __LINE__);                      \
+  } while (0)
+
+// For checks on user input or invariants that must hold in release builds too.
+#define CIFAR_CHECK(cond, ErrorType, message)  \
+  do {                                         \
+    if (!(cond)) throw ErrorType(message);     \
+  } while (0)

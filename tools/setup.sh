@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# tools/setup.sh — install every system package that cifar_mpi's build, tests
+# and main job need on Debian 12 / Ubuntu 22.04+. Idempotent: packages already
+# present are not touched and `apt-get update` runs at most once per call, only
+# when something is missing. Works as root or through sudo.
+set -euo pipefail
+
+packages=(
+  # toolchain
+  build-essential cmake ninja-build pkg-config ccache git
+  # libraries the program links
+  libtorch-dev libopenmpi-dev openmpi-bin libhdf5-dev hdf5-tools
+  libboost-program-options-dev libarchive-dev
+  # fast BLAS for LibTorch on CPU (the reference BLAS is ~1.7x slower)
+  libopenblas0-pthread
+  # tests
+  libgtest-dev googletest iproute2 procps time util-linux
+  # Slurm for the job-script tests
+  slurm-wlm munge
+  # Python side: golden files, the reference recipe, plots
+  python3 python3-torch python3-torchvision python3-numpy python3-matplotlib python3-h5py
+  # script linting
+  shellcheck
+)
+
+if [[ $(id -u) -eq 0 ]]; then sudo=(); else sudo=(sudo); fi
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+
+if ((${#missing[@]})); then
+  echo "setup: installing ${#missing[@]} package(s): ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  "${sudo[@]}" apt-get update -qq
+  "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
+else
+  echo "setup: all ${#packages[@]} packages present"
+fi
+
+# Debian's libtorch picks its BLAS through the alternatives system; make sure the
+# pthread OpenBLAS wins over the reference BLAS (the difference is ~1.7x).
+for alt in libblas.so.3-x86_64-linux-gnu liblapack.so.3-x86_64-linux-gnu; do
+  target=$(update-alternatives --list "$alt" 2>/dev/null | grep openblas-pthread | head -n1 || true)
+  if [[ -n $target ]]; then
+    "${sudo[@]}" update-alternatives --set "$alt" "$target" >/dev/null
+  fi
+done
