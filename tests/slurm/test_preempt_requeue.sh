@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# tests/slurm/test_preempt_requeue.sh — the preemption path of the job scripts
+# under a real (private, one-node) Slurm: while the 2-rank step runs, the test
+# sends `scancel --signal=USR1 --batch` — the batch shell alone, exactly as
+# `#SBATCH --signal=B:USR1@120` does before the time limit. The job must
+#   1. forward SIGUSR1 through the launcher to every rank,
+#   2. see exit code 3 (checkpoint written) and requeue itself,
+#   3. start again under the same job id, resume, and end COMPLETED, 0:0,
+#      with Slurm counting one restart.
+#
+#   test_preempt_requeue.sh --repo DIR --build DIR [--launcher srun|mpirun]
+#                           [--program double | --program real --data FILE]
+#
+# --program double  the ranks are tests/slurm/preempt_double.sh, which follows
+#                   only cifar_mpi's preemption contract: this tests the job
+#                   scripts on their own.
+# --program real    the ranks are cifar_mpi training on --data (for when the
+#                   trainer handles SIGUSR1: checkpoint, exit 3, --resume auto).
+# shellcheck source=tests/slurm/job_test_lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/job_test_lib.sh"
+
+job_test_parse_args "$@"
+program=double
+launcher=srun
+data=
+set -- "${JOB_TEST_ARGS[@]+"${JOB_TEST_ARGS[@]}"}"
+while (($#)); do
+  case $1 in
+    --program) program=$2; shift 2 ;;
+    --launcher) launcher=$2; shift 2 ;;
+    --data) data=$2; shift 2 ;;
+    *) job_test_fail "unknown option $1" ;;
+  esac
+done
+kNtasks=2
+
+started=$SECONDS
+job_test_start
+run_dir=$JOB_TEST_WORK/run
+case $program in
+  double)
+    build=$JOB_TEST_TMP/double-build
+    mkdir -p "$build"
+    cp "$(dirname "${BASH_SOURCE[0]}")/preempt_double.sh" "$build/cifar_mpi"
+    program_settings=(CIFAR_CONFIG=)
+    running_pattern='double rank [0-9]+: training'
+    ;;
+  real)
+    [[ -r $data ]] || job_test_fail "--program real needs --data FILE, a small HDF5 file (got '$data')"
+    build=$JOB_TEST_BUILD
+    # Long enough to be interrupted; progress lines show the step is training.
+    program_settings=(CIFAR_CONFIG= "CIFAR_DATA=$data" "CIFAR_EXTRA_ARGS=--epochs 1000 --batch-size 16 --log-every 1")
+    running_pattern='Epoch: '
+    ;;
+  *) job_test_fail "--program must be double or real (got '$program')" ;;
+esac
+
+name=cifar-preempt-$launcher
+job=$(job_test_submit "$name" "$kNtasks" "CIFAR_BUILD=$build" "CIFAR_RUN_DIR=$run_dir" \
+  "CIFAR_LAUNCHER=$launcher" "${program_settings[@]}")
+mini_cluster_log "submitted $name as job $job"
+
+# Wait until the ranks are in their training loop (and have their traps set).
+log=$(job_test_log_file "$name" "$job")
+deadline=$((SECONDS + 60))
+while :; do
+  running=$(grep -cE "$running_pattern" "$log" 2>/dev/null) || running=0
+  ((running < kNtasks)) || break
+  if ((SECONDS >= deadline)); then
+    job_test_show_log "$name" "$job"
+    job_test_fail "the job's ranks did not report '$running_pattern' within 60 s"
+  fi
+  sleep 0.5
+done
+mini_cluster_log "step is running; sending SIGUSR1 to the batch shell only (scancel --signal=USR1 --batch)"
+scancel --signal=USR1 --batch "$job" || job_test_fail "scancel --signal=USR1 --batch $job failed"
+
+# cred_expire=10 in the test cluster keeps the requeued job's restart delay short.
+job_test_expect_completed "$name" "$job" 120
+restarts=$(mini_cluster_job_field "$job" Restarts)
+[[ $restarts == 1 ]] || job_test_fail "job $job: Slurm counts $restarts restart(s), expected 1 (one requeue)"
+job_test_expect_in_log "$name" "$job" 1 'received SIGUSR1; forwarding it to the job step'
+job_test_expect_in_log "$name" "$job" 1 'preempted: checkpoint written to '
+job_test_expect_in_log "$name" "$job" 1 "requeued job $job"
+job_test_expect_in_log "$name" "$job" 1 "job $job \(restart 1\)"
+job_test_expect_file "$run_dir/model.pth"
+if [[ $program == double ]]; then
+  job_test_expect_in_log "$name" "$job" "$kNtasks" 'double rank [0-9]+: got SIGUSR1, checkpointing'
+  job_test_expect_in_log "$name" "$job" "$kNtasks" 'double rank [0-9]+: resumed from '
+else
+  job_test_expect_file "$run_dir/metrics.jsonl"
+fi
+
+mini_cluster_log "PASS: SIGUSR1 reached all $kNtasks ranks through $launcher; checkpoint, requeue and resume in $((SECONDS - started))s in all"
