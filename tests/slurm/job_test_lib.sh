@@ -60,15 +60,23 @@ job_test_start() {
   mini_cluster_start "$JOB_TEST_TMP/cluster"
 }
 
-# job_test_submit NAME NTASKS [VAR=VALUE...]: submits jobs/train.slurm as it
-# is, with command-line overrides that fit a CPU-only test machine, and the
-# given CIFAR_* settings in the job's environment; prints the job id.
+# job_test_submit NAME NTASKS [SBATCH_OPTION... --] [VAR=VALUE...]: submits
+# jobs/train.slurm as it is, with command-line overrides that fit a CPU-only
+# test machine (later options win), and the given CIFAR_* settings in the
+# job's environment; prints the job id.
 job_test_submit() {
-  local name=$1 ntasks=$2
+  local name=$1 ntasks=$2 options=()
   shift 2
+  if [[ " $* " == *" -- "* ]]; then
+    while [[ $1 != -- ]]; do
+      options+=("$1")
+      shift
+    done
+    shift
+  fi
   env "$@" sbatch --parsable --chdir="$JOB_TEST_WORK" --job-name="$name" \
     --nodes=1 --ntasks-per-node="$ntasks" --cpus-per-task=1 --gpus-per-node=0 --time=5 \
-    "$JOB_TEST_REPO/jobs/train.slurm" ||
+    "${options[@]+"${options[@]}"}" "$JOB_TEST_REPO/jobs/train.slurm" ||
     job_test_fail "sbatch rejected jobs/train.slurm"
 }
 

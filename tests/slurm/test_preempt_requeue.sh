@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
 # tests/slurm/test_preempt_requeue.sh — the preemption path of the job scripts
-# under a real (private, one-node) Slurm: while the 2-rank step runs, the test
-# sends `scancel --signal=USR1 --batch` — the batch shell alone, exactly as
-# `#SBATCH --signal=B:USR1@120` does before the time limit. The job must
+# under a real (private, one-node) Slurm: while the 2-rank step runs, SIGUSR1
+# reaches the batch shell alone, either from the test (`scancel --signal=USR1
+# --batch`) or from Slurm itself as the time limit nears (--trigger time-limit:
+# the job's own `--signal=B:USR1@...`, with a 1-minute limit). The job must
 #   1. forward SIGUSR1 through the launcher to every rank,
 #   2. see exit code 3 (checkpoint written) and requeue itself,
 #   3. start again under the same job id, resume, and end COMPLETED, 0:0,
 #      with Slurm counting one restart.
 #
 #   test_preempt_requeue.sh --repo DIR --build DIR [--launcher srun|mpirun]
+#                           [--trigger scancel|time-limit]
 #                           [--program double | --program real --data FILE]
 #
 # --program double  the ranks are tests/slurm/preempt_double.sh, which follows
@@ -22,12 +24,14 @@ source "$(dirname "${BASH_SOURCE[0]}")/job_test_lib.sh"
 job_test_parse_args "$@"
 program=double
 launcher=srun
+trigger=scancel
 data=
 set -- "${JOB_TEST_ARGS[@]+"${JOB_TEST_ARGS[@]}"}"
 while (($#)); do
   case $1 in
     --program) program=$2; shift 2 ;;
     --launcher) launcher=$2; shift 2 ;;
+    --trigger) trigger=$2; shift 2 ;;
     --data) data=$2; shift 2 ;;
     *) job_test_fail "unknown option $1" ;;
   esac
@@ -55,9 +59,16 @@ case $program in
   *) job_test_fail "--program must be double or real (got '$program')" ;;
 esac
 
-name=cifar-preempt-$launcher
-job=$(job_test_submit "$name" "$kNtasks" "CIFAR_BUILD=$build" "CIFAR_RUN_DIR=$run_dir" \
-  "CIFAR_LAUNCHER=$launcher" "${program_settings[@]}")
+case $trigger in
+  scancel) submit_options=() ;;
+  # Slurm checks for due signals about every 30 s; a 1-minute job told to
+  # expect SIGUSR1 45 s before its end gets it 0-45 s after it starts.
+  time-limit) submit_options=(--time=1 --signal=B:USR1@45) ;;
+  *) job_test_fail "--trigger must be scancel or time-limit (got '$trigger')" ;;
+esac
+name=cifar-preempt-$launcher-$trigger
+job=$(job_test_submit "$name" "$kNtasks" "${submit_options[@]+"${submit_options[@]}"}" -- "CIFAR_BUILD=$build" \
+  "CIFAR_RUN_DIR=$run_dir" "CIFAR_LAUNCHER=$launcher" "${program_settings[@]}")
 mini_cluster_log "submitted $name as job $job"
 
 # Wait until the ranks are in their training loop (and have their traps set).
@@ -72,8 +83,12 @@ while :; do
   fi
   sleep 0.5
 done
-mini_cluster_log "step is running; sending SIGUSR1 to the batch shell only (scancel --signal=USR1 --batch)"
-scancel --signal=USR1 --batch "$job" || job_test_fail "scancel --signal=USR1 --batch $job failed"
+if [[ $trigger == scancel ]]; then
+  mini_cluster_log "step is running; sending SIGUSR1 to the batch shell only (scancel --signal=USR1 --batch)"
+  scancel --signal=USR1 --batch "$job" || job_test_fail "scancel --signal=USR1 --batch $job failed"
+else
+  mini_cluster_log "step is running; waiting for Slurm's own SIGUSR1 before the time limit"
+fi
 
 # cred_expire=10 in the test cluster keeps the requeued job's restart delay short.
 job_test_expect_completed "$name" "$job" 120
@@ -91,4 +106,4 @@ else
   job_test_expect_file "$run_dir/metrics.jsonl"
 fi
 
-mini_cluster_log "PASS: SIGUSR1 reached all $kNtasks ranks through $launcher; checkpoint, requeue and resume in $((SECONDS - started))s in all"
+mini_cluster_log "PASS: SIGUSR1 ($trigger) reached all $kNtasks ranks through $launcher; checkpoint, requeue and resume in $((SECONDS - started))s in all"
