@@ -10,8 +10,9 @@
 # Slurm cannot start -> the caller's test fails with the daemon logs printed;
 # it never skips: a job script nobody could run is not tested.
 
-# Daemon pids of this cluster, ended by mini_cluster_stop.
+# Daemon pids of this cluster (ended by mini_cluster_stop) and their names.
 MINI_CLUSTER_PIDS=()
+MINI_CLUSTER_NAMES=()
 MINI_CLUSTER_DIR=
 
 mini_cluster_log() { printf '[mini-cluster %(%H:%M:%S)T] %s\n' -1 "$*"; }
@@ -121,16 +122,26 @@ mini_cluster_start_munge() {
   munged --foreground --force --key-file="$m/munge.key" --socket="$m/munge.socket" \
     --pid-file="$m/munged.pid" --log-file="$MINI_CLUSTER_DIR/log/munged.log" \
     --seed-file="$m/munged.seed" >>"$MINI_CLUSTER_DIR/log/munged.log" 2>&1 &
-  MINI_CLUSTER_PIDS+=($!)
+  mini_cluster_started munged $!
   mini_cluster_wait 10 "munged socket" test -S "$m/munge.socket"
 }
 
-# mini_cluster_wait SECONDS WHAT COMMAND...: polls COMMAND until it succeeds.
+mini_cluster_started() {
+  MINI_CLUSTER_NAMES+=("$1")
+  MINI_CLUSTER_PIDS+=("$2")
+}
+
+# mini_cluster_wait SECONDS WHAT COMMAND...: polls COMMAND until it succeeds;
+# a daemon that has died meanwhile fails at once, with its logs.
 mini_cluster_wait() {
-  local seconds=$1 what=$2
+  local seconds=$1 what=$2 i
   shift 2
   local deadline=$((SECONDS + seconds))
   until "$@" >/dev/null 2>&1; do
+    for i in "${!MINI_CLUSTER_PIDS[@]}"; do
+      kill -0 "${MINI_CLUSTER_PIDS[i]}" 2>/dev/null ||
+        mini_cluster_fail "${MINI_CLUSTER_NAMES[i]} exited while waiting for $what (see its log below)"
+    done
     ((SECONDS < deadline)) || mini_cluster_fail "$what not ready after ${seconds}s"
     sleep 0.5
   done
@@ -153,11 +164,14 @@ mini_cluster_start() {
   # -D keeps the daemons in the foreground so their pids are ours to end;
   # their output goes to files so nothing holds ctest's pipes open.
   slurmctld -D -c -f "$SLURM_CONF" >>"$MINI_CLUSTER_DIR/log/slurmctld.stdout.log" 2>&1 &
-  MINI_CLUSTER_PIDS+=($!)
+  mini_cluster_started slurmctld $!
   mini_cluster_wait 30 "slurmctld (scontrol ping)" scontrol ping
   slurmd -D -f "$SLURM_CONF" -N "$MINI_CLUSTER_NODE" >>"$MINI_CLUSTER_DIR/log/slurmd.stdout.log" 2>&1 &
-  MINI_CLUSTER_PIDS+=($!)
+  mini_cluster_started slurmd $!
   mini_cluster_wait 60 "node $MINI_CLUSTER_NODE idle (sinfo)" mini_cluster_node_idle
+  # The job scripts launch with srun --mpi=pmix (Debian: slurm-wlm-basic-plugins).
+  srun --mpi=list 2>&1 | grep -qw pmix ||
+    mini_cluster_fail "srun --mpi=list lacks pmix: install Slurm's PMIx plugin (Debian: slurm-wlm-basic-plugins)"
   mini_cluster_log "Slurm up in $((SECONDS - started))s: node $MINI_CLUSTER_NODE idle, SLURM_CONF=$SLURM_CONF"
 }
 
@@ -176,6 +190,7 @@ mini_cluster_stop() {
     wait "$pid" 2>/dev/null || true
   done
   MINI_CLUSTER_PIDS=()
+  MINI_CLUSTER_NAMES=()
   mini_cluster_log "daemons stopped"
 }
 
