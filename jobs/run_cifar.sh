@@ -8,20 +8,23 @@
 # Preemption, step by step:
 #   1. Slurm sends SIGUSR1 to this batch shell 120 s before the time limit
 #      (#SBATCH --signal=B:USR1@120), or someone runs
-#      `scancel --signal=USR1 --batch JOBID`. SIGTERM (scancel, preemption)
-#      is handled the same way.
+#      `scancel --signal=USR1 --batch JOBID`. SIGTERM (scancel, preemption,
+#      a time limit reached without the warning) is forwarded the same way.
 #   2. The trap forwards the signal to the launcher (srun or mpirun), which
 #      forwards it to every rank. The program finishes its step, writes a
 #      checkpoint and exits with code 3.
-#   3. Exit code 3 -> `scontrol requeue $SLURM_JOB_ID`: the job goes back to
+#   3. Exit code 3 after SIGUSR1 (or after a signal the ranks got directly)
+#      -> `scontrol requeue $SLURM_JOB_ID`: the job goes back to
 #      the queue under the same job id (so the same default run folder) and the
 #      batch script exits 0. The next start runs with --resume auto and
 #      continues from the checkpoint; SLURM_RESTART_COUNT counts the restarts.
 #      CIFAR_REQUEUE=0 turns requeueing off (the job then ends with exit code 3,
 #      the checkpoint stays for a manual resubmit); CIFAR_MAX_REQUEUES
 #      (default 20) stops a job that is preempted forever.
-#   A cancelled job (plain scancel) cannot be requeued: it ends with exit code
-#   3 and its checkpoint, and a new job with the same CIFAR_RUN_DIR resumes.
+#   Exit code 3 after SIGTERM is not requeued: Slurm is ending the job
+#   (scontrol requeue would even revive a job the user cancelled); with
+#   PreemptMode=REQUEUE Slurm requeues it itself. The job ends with exit code
+#   3 and its checkpoint; a new job with the same CIFAR_RUN_DIR resumes.
 #
 # Environment (see also jobs/cifar_common.sh): CIFAR_BUILD, CIFAR_CONFIG,
 # CIFAR_DATA, CIFAR_RUN_DIR (default <submit dir>/runs/<job name>_<job id>),
@@ -70,10 +73,12 @@ cifar_log "launch: ${launcher[*]} ${CIFAR_BIN} ${CIFAR_ARGS[*]}"
 # runs no trap until that child ends, which would be after the time limit.
 "${launcher[@]}" "$CIFAR_BIN" "${CIFAR_ARGS[@]}" &
 step_pid=$!
+terminated_by_slurm=0
 
 # shellcheck disable=SC2317  # called by the traps below
 forward_signal() {
   cifar_log "received SIG$1; forwarding it to the job step (${launcher[0]} pid ${step_pid})"
+  [[ $1 != TERM ]] || terminated_by_slurm=1
   kill -s "$1" "$step_pid" 2>/dev/null || true
 }
 trap 'forward_signal USR1' USR1
@@ -96,6 +101,9 @@ case $step_status in
     cifar_log "preempted: checkpoint written to ${CIFAR_RUN_DIR}/checkpoints"
     if [[ ${CIFAR_REQUEUE:-1} != 1 ]]; then
       cifar_log "CIFAR_REQUEUE=${CIFAR_REQUEUE}: not requeueing; resubmit with CIFAR_RUN_DIR=${CIFAR_RUN_DIR} to resume"
+    elif ((terminated_by_slurm)); then
+      cifar_log "SIGTERM: Slurm is ending this job (scancel, preemption or time limit): not requeueing;" \
+        "resubmit with CIFAR_RUN_DIR=${CIFAR_RUN_DIR} to resume"
     elif ((${SLURM_RESTART_COUNT:-0} >= ${CIFAR_MAX_REQUEUES:-20})); then
       cifar_log "already restarted ${SLURM_RESTART_COUNT} times (CIFAR_MAX_REQUEUES): not requeueing"
     else
@@ -107,7 +115,7 @@ case $step_status in
         cifar_log "requeued job ${SLURM_JOB_ID}; it resumes from the newest checkpoint when it starts again"
         exit 0
       fi
-      cifar_log "scontrol requeue failed (job cancelled, or submitted with --no-requeue); resubmit with CIFAR_RUN_DIR=${CIFAR_RUN_DIR} to resume"
+      cifar_log "scontrol requeue failed (submitted with --no-requeue?); resubmit with CIFAR_RUN_DIR=${CIFAR_RUN_DIR} to resume"
     fi
     exit 3
     ;;

@@ -102,6 +102,21 @@ job_test_expect_completed() {
     job_test_fail "job $job ($name) ended $state with exit code $exit_code, expected COMPLETED 0:0"
 }
 
+# job_test_wait_for_log NAME JOBID COUNT REGEX SECONDS: waits until the log
+# has COUNT lines matching REGEX.
+job_test_wait_for_log() {
+  local deadline=$((SECONDS + $5)) found
+  while :; do
+    found=$(grep -cE "$4" "$(job_test_log_file "$1" "$2")" 2>/dev/null) || found=0
+    ((found < $3)) || return 0
+    if ((SECONDS >= deadline)); then
+      job_test_show_log "$1" "$2"
+      job_test_fail "job $2 ($1): no $3 line(s) matching '$4' in its log within $5 s"
+    fi
+    sleep 0.5
+  done
+}
+
 # job_test_expect_in_log NAME JOBID COUNT REGEX: the log has at least COUNT matching lines.
 job_test_expect_in_log() {
   local found

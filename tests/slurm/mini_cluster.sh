@@ -175,10 +175,27 @@ mini_cluster_start() {
   mini_cluster_log "Slurm up in $((SECONDS - started))s: node $MINI_CLUSTER_NODE idle, SLURM_CONF=$SLURM_CONF"
 }
 
+# Cancels the jobs still queued or running (a test that failed half-way) and
+# waits for them to end, so no slurmstepd or rank outlives its slurmd.
+mini_cluster_cancel_jobs() {
+  local jobs
+  jobs=$(squeue -h -o %i 2>/dev/null) || return 0
+  [[ -n $jobs ]] || return 0
+  mini_cluster_log "cancelling leftover job(s): ${jobs//$'\n'/ }"
+  # shellcheck disable=SC2086  # one job id per word
+  scancel $jobs 2>/dev/null || true
+  for _ in $(seq 40); do
+    [[ -z $(squeue -h -o %i 2>/dev/null) ]] && return 0
+    sleep 0.5
+  done
+  mini_cluster_log "job(s) still ending after 20 s: $(squeue -h 2>&1 | tr '\n' ' ')"
+}
+
 # Ends the daemons this shell started, newest first (slurmd, slurmctld, munged),
 # and reaps them; a daemon that ignores SIGTERM for 10 s gets SIGKILL.
 mini_cluster_stop() {
   local i pid
+  ((${#MINI_CLUSTER_PIDS[@]} < 3)) || mini_cluster_cancel_jobs
   for ((i = ${#MINI_CLUSTER_PIDS[@]} - 1; i >= 0; i--)); do
     pid=${MINI_CLUSTER_PIDS[i]}
     kill -TERM "$pid" 2>/dev/null || continue

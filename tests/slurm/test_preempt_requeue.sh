@@ -8,9 +8,11 @@
 #   2. see exit code 3 (checkpoint written) and requeue itself,
 #   3. start again under the same job id, resume, and end COMPLETED, 0:0,
 #      with Slurm counting one restart.
+# --trigger cancel: a plain scancel (SIGTERM) is forwarded too and the ranks
+# checkpoint, but the job must stay CANCELLED — never requeued.
 #
 #   test_preempt_requeue.sh --repo DIR --build DIR [--launcher srun|mpirun]
-#                           [--trigger scancel|time-limit]
+#                           [--trigger scancel|time-limit|cancel]
 #                           [--program double | --program real --data FILE]
 #
 # --program double  the ranks are tests/slurm/preempt_double.sh, which follows
@@ -60,11 +62,11 @@ case $program in
 esac
 
 case $trigger in
-  scancel) submit_options=() ;;
+  scancel | cancel) submit_options=() ;;
   # Slurm checks for due signals about every 30 s; a 1-minute job told to
   # expect SIGUSR1 45 s before its end gets it 0-45 s after it starts.
   time-limit) submit_options=(--time=1 --signal=B:USR1@45) ;;
-  *) job_test_fail "--trigger must be scancel or time-limit (got '$trigger')" ;;
+  *) job_test_fail "--trigger must be scancel, time-limit or cancel (got '$trigger')" ;;
 esac
 name=cifar-preempt-$launcher-$trigger
 job=$(job_test_submit "$name" "$kNtasks" "${submit_options[@]+"${submit_options[@]}"}" -- "CIFAR_BUILD=$build" \
@@ -72,22 +74,37 @@ job=$(job_test_submit "$name" "$kNtasks" "${submit_options[@]+"${submit_options[
 mini_cluster_log "submitted $name as job $job"
 
 # Wait until the ranks are in their training loop (and have their traps set).
-log=$(job_test_log_file "$name" "$job")
-deadline=$((SECONDS + 60))
-while :; do
-  running=$(grep -cE "$running_pattern" "$log" 2>/dev/null) || running=0
-  ((running < kNtasks)) || break
-  if ((SECONDS >= deadline)); then
-    job_test_show_log "$name" "$job"
-    job_test_fail "the job's ranks did not report '$running_pattern' within 60 s"
+job_test_wait_for_log "$name" "$job" "$kNtasks" "$running_pattern" 60
+case $trigger in
+  scancel)
+    mini_cluster_log "step is running; sending SIGUSR1 to the batch shell only (scancel --signal=USR1 --batch)"
+    scancel --signal=USR1 --batch "$job" || job_test_fail "scancel --signal=USR1 --batch $job failed"
+    ;;
+  time-limit) mini_cluster_log "step is running; waiting for Slurm's own SIGUSR1 before the time limit" ;;
+  cancel)
+    mini_cluster_log "step is running; cancelling the job (scancel: SIGTERM to the batch shell and the step)"
+    scancel "$job" || job_test_fail "scancel $job failed"
+    ;;
+esac
+
+if [[ $trigger == cancel ]]; then
+  # A cancelled job is CANCELLED at once; its scripts still run until they
+  # exit (or KillWait ends them): wait for the batch script's verdict.
+  job_test_wait_for_log "$name" "$job" 1 'not requeueing' 30
+  mini_cluster_wait 30 "node idle after the cancelled job" mini_cluster_node_idle
+  state=$(mini_cluster_job_field "$job" JobState)
+  restarts=$(mini_cluster_job_field "$job" Restarts)
+  job_test_show_log "$name" "$job"
+  [[ $state == CANCELLED && $restarts == 0 ]] ||
+    job_test_fail "job $job: $state with $restarts restart(s), expected CANCELLED and no requeue"
+  job_test_expect_in_log "$name" "$job" 1 'received SIGTERM; forwarding it to the job step'
+  job_test_expect_in_log "$name" "$job" 1 'preempted: checkpoint written to '
+  [[ -n $(ls -A "$run_dir/checkpoints") ]] || job_test_fail "no checkpoint in $run_dir/checkpoints"
+  if [[ $program == double ]]; then
+    job_test_expect_in_log "$name" "$job" "$kNtasks" 'double rank [0-9]+: got SIGTERM, checkpointing'
   fi
-  sleep 0.5
-done
-if [[ $trigger == scancel ]]; then
-  mini_cluster_log "step is running; sending SIGUSR1 to the batch shell only (scancel --signal=USR1 --batch)"
-  scancel --signal=USR1 --batch "$job" || job_test_fail "scancel --signal=USR1 --batch $job failed"
-else
-  mini_cluster_log "step is running; waiting for Slurm's own SIGUSR1 before the time limit"
+  mini_cluster_log "PASS: scancel reached all $kNtasks ranks through $launcher; checkpoint kept, job not requeued; $((SECONDS - started))s in all"
+  exit 0
 fi
 
 # cred_expire=10 in the test cluster keeps the requeued job's restart delay short.

@@ -2,7 +2,8 @@
 # tests/slurm/test_sbatch_train.sh — jobs/train.slurm, unmodified, runs
 # cifar_mpi as a 2-rank MPI world under a real (private, one-node) Slurm:
 # once through `srun --mpi=pmix` and once through the documented alternative
-# CIFAR_LAUNCHER=mpirun. Both jobs must end COMPLETED with exit code 0.
+# CIFAR_LAUNCHER=mpirun. Both jobs must end COMPLETED with exit code 0. A
+# third job with a bad option must end FAILED with the program's exit code 2.
 #
 #   test_sbatch_train.sh --repo DIR --build DIR --mode check-env|train [--data FILE]
 #
@@ -46,6 +47,9 @@ for launcher in srun mpirun; do
     "CIFAR_RUN_DIR=$JOB_TEST_WORK/run-$launcher" "CIFAR_LAUNCHER=$launcher" "${program_settings[@]}")
   mini_cluster_log "submitted $name as job ${job_ids[$launcher]}"
 done
+bad_job=$(job_test_submit cifar-test-bad-option "$kNtasks" "CIFAR_BUILD=$JOB_TEST_BUILD" \
+  "CIFAR_RUN_DIR=$JOB_TEST_WORK/run-bad" CIFAR_CONFIG= "CIFAR_EXTRA_ARGS=--no-such-option")
+mini_cluster_log "submitted cifar-test-bad-option as job $bad_job"
 
 for launcher in srun mpirun; do
   name=cifar-test-$launcher
@@ -70,4 +74,12 @@ for launcher in srun mpirun; do
   fi
 done
 
-mini_cluster_log "PASS: both launchers ran a 2-rank world under Slurm ($mode) in $((SECONDS - started))s in all"
+# The program's exit code is the job's: Slurm records FAILED, 2:0.
+bad_state=$(mini_cluster_wait_job "$bad_job" 60) || true
+bad_exit=$(mini_cluster_job_field "$bad_job" ExitCode)
+job_test_show_log cifar-test-bad-option "$bad_job"
+[[ $bad_state == FAILED && $bad_exit == 2:0 ]] ||
+  job_test_fail "job $bad_job (bad option) ended $bad_state $bad_exit, expected FAILED 2:0"
+job_test_expect_in_log cifar-test-bad-option "$bad_job" 1 'cifar_mpi failed with exit code 2 '
+
+mini_cluster_log "PASS: both launchers ran a 2-rank world under Slurm ($mode), a bad option failed the job with exit code 2; $((SECONDS - started))s in all"
