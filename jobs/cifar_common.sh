@@ -1,0 +1,100 @@
+# shellcheck shell=bash
+# jobs/cifar_common.sh — what every cifar_mpi launch script shares: where the
+# program, configuration, data and outputs are (from CIFAR_* environment
+# variables, so nobody edits a script to point it elsewhere), the runtime
+# environment of the ranks, the program's command line and the mpirun command.
+# Sourced by jobs/run_cifar.sh (Slurm) and jobs/local_mpirun.sh (no Slurm).
+#
+#   CIFAR_BUILD       folder holding cifar_mpi   (default: <repo>/build/cuda, else <repo>/build/cpu)
+#   CIFAR_CONFIG      INI file for --config      (default: <repo>/config/default.ini; "" for none)
+#   CIFAR_DATA        HDF5 file for --data       (default: none; the config's or program's default)
+#   CIFAR_RUN_DIR     outputs: model.pth, metrics.jsonl, checkpoints/ (default: per launcher)
+#   CIFAR_EXTRA_ARGS  more cifar_mpi options, split on spaces (e.g. "--epochs 30 --batch-size 128");
+#                     options that need quoting go after the script's name on its command line.
+#                     Do not repeat --output/--metrics/--checkpoint-dir/--resume: they are set here.
+
+cifar_log() { printf '[%s %(%H:%M:%S)T] %s\n' "${0##*/}" -1 "$*"; }
+cifar_die() {
+  printf '[%s] error: %s\n' "${0##*/}" "$*" >&2
+  exit 2
+}
+
+# cifar_resolve_paths REPO DEFAULT_RUN_DIR: settles CIFAR_BUILD, CIFAR_BIN,
+# CIFAR_CONFIG, CIFAR_DATA and CIFAR_RUN_DIR, and fails before any launch if one
+# is missing (a job that dies after waiting in the queue for an hour over a typo
+# is the most expensive kind of typo).
+cifar_resolve_paths() {
+  local repo=$1 default_run_dir=$2 candidate
+  if [[ -z ${CIFAR_BUILD:-} ]]; then
+    CIFAR_BUILD=$repo/build/cuda
+    for candidate in "$repo/build/cuda" "$repo/build/cpu"; do
+      if [[ -x $candidate/cifar_mpi ]]; then
+        CIFAR_BUILD=$candidate
+        break
+      fi
+    done
+  fi
+  CIFAR_BIN=$CIFAR_BUILD/cifar_mpi
+  [[ -x $CIFAR_BIN ]] ||
+    cifar_die "no executable $CIFAR_BIN: build it (cmake --preset cuda && cmake --build --preset cuda) or set CIFAR_BUILD"
+  CIFAR_CONFIG=${CIFAR_CONFIG-$repo/config/default.ini}
+  [[ -z $CIFAR_CONFIG || -r $CIFAR_CONFIG ]] ||
+    cifar_die "CIFAR_CONFIG=$CIFAR_CONFIG is not a readable file (set CIFAR_CONFIG to an INI file, or to \"\" for none)"
+  CIFAR_DATA=${CIFAR_DATA:-}
+  [[ -z $CIFAR_DATA || -r $CIFAR_DATA ]] ||
+    cifar_die "CIFAR_DATA=$CIFAR_DATA is not a readable file (pack it with cifar_pack, or fix the path)"
+  CIFAR_RUN_DIR=${CIFAR_RUN_DIR:-$default_run_dir}
+  mkdir -p "$CIFAR_RUN_DIR/checkpoints" || cifar_die "cannot create CIFAR_RUN_DIR=$CIFAR_RUN_DIR"
+}
+
+# cifar_export_rank_env CPUS_PER_RANK: the environment every rank inherits.
+cifar_export_rank_env() {
+  local cpus_per_rank=$1
+  # Every rank opens the same HDF5 file read-only; HDF5's flock() fails or
+  # serialises on NFS/Lustre/GPFS mounts, and read-only use needs no lock.
+  export HDF5_USE_FILE_LOCKING=FALSE
+  # One OpenMP/BLAS thread pool per rank, sized to the cores the rank owns
+  # (LibTorch's default of "all cores" oversubscribes a node N ranks times).
+  export OMP_NUM_THREADS=$cpus_per_rank
+  # NCCL: WARN prints only problems; INFO prints the rings/trees, the
+  # interfaces and the transports chosen (NET/IB vs NET/Socket) — use it once on
+  # a new cluster to check that the fast network is used.
+  export NCCL_DEBUG=${NCCL_DEBUG:-WARN}
+  # NCCL_SOCKET_IFNAME: the interface NCCL's bootstrap (and its TCP transport
+  # when there is no InfiniBand) uses. Set it when nodes have several
+  # interfaces (docker0, a slow management network): "ib0", "eth0", or "^lo,docker"
+  # to exclude. NCCL_IB_HCA picks the InfiniBand adapters, e.g. "mlx5_0,mlx5_1"
+  # or "=mlx5_0:1" (exact, port 1). Leave both unset where NCCL chooses well.
+  # export NCCL_SOCKET_IFNAME=ib0
+  # export NCCL_IB_HCA=mlx5
+}
+
+# cifar_program_args [ARGS...]: sets the array CIFAR_ARGS, the command line of
+# cifar_mpi; the run always resumes from the newest checkpoint in the run
+# folder (none yet: a fresh start), which is what makes requeueing safe.
+cifar_program_args() {
+  local extra=()
+  read -r -a extra <<<"${CIFAR_EXTRA_ARGS:-}"
+  CIFAR_ARGS=()
+  [[ -n $CIFAR_CONFIG ]] && CIFAR_ARGS+=(--config "$CIFAR_CONFIG")
+  [[ -n $CIFAR_DATA ]] && CIFAR_ARGS+=(--data "$CIFAR_DATA")
+  CIFAR_ARGS+=(--output "$CIFAR_RUN_DIR/model.pth" --metrics "$CIFAR_RUN_DIR/metrics.jsonl"
+    --checkpoint-dir "$CIFAR_RUN_DIR/checkpoints" --resume auto "${extra[@]}" "$@")
+}
+
+# cifar_mpirun_command NP: sets the array CIFAR_MPIRUN, Open MPI's mpirun for NP
+# ranks. Binding is left to OMP_NUM_THREADS and the program (one rank per GPU
+# owns its cores); CIFAR_MPIRUN_ARGS adds options, e.g. "--mca btl_tcp_if_include ib0".
+cifar_mpirun_command() {
+  local np=$1 extra=() var
+  read -r -a extra <<<"${CIFAR_MPIRUN_ARGS:-}"
+  CIFAR_MPIRUN=(mpirun -np "$np" --bind-to none)
+  # mpirun starts remote ranks with its own environment, not this shell's:
+  # pass on what the ranks need (under Slurm this is harmless repetition).
+  for var in PATH LD_LIBRARY_PATH OMP_NUM_THREADS HDF5_USE_FILE_LOCKING $(compgen -e | grep '^NCCL_' || true); do
+    [[ -n ${!var+set} ]] && CIFAR_MPIRUN+=(-x "$var")
+  done
+  # Open MPI refuses root unless told; containers and CI often run as root.
+  [[ $(id -u) -eq 0 ]] && CIFAR_MPIRUN+=(--allow-run-as-root)
+  CIFAR_MPIRUN+=("${extra[@]}")
+}

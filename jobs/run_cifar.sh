@@ -1,0 +1,126 @@
+#!/usr/bin/env bash
+# jobs/run_cifar.sh — the body of every cifar_mpi Slurm job (jobs/train.slurm,
+# jobs/train_multinode.slurm exec it; inside `salloc` it can be run directly).
+# It owns: launching one rank per task (srun --mpi=pmix, or mpirun), passing
+# Slurm's early-warning signal to the ranks, and requeueing the job when the
+# program reports "preempted, checkpoint written" (exit code 3).
+#
+# Preemption, step by step:
+#   1. Slurm sends SIGUSR1 to this batch shell 120 s before the time limit
+#      (#SBATCH --signal=B:USR1@120), or someone runs
+#      `scancel --signal=USR1 --batch JOBID`. SIGTERM (scancel, preemption,
+#      a time limit reached without the warning) is forwarded the same way.
+#   2. The trap forwards the signal to the launcher (srun or mpirun), which
+#      forwards it to every rank. The program finishes its step, writes a
+#      checkpoint and exits with code 3.
+#   3. Exit code 3 after SIGUSR1 (or after a signal the ranks got directly)
+#      -> `scontrol requeue $SLURM_JOB_ID`: the job goes back to
+#      the queue under the same job id (so the same default run folder) and the
+#      batch script exits 0. The next start runs with --resume auto and
+#      continues from the checkpoint; SLURM_RESTART_COUNT counts the restarts.
+#      CIFAR_REQUEUE=0 turns requeueing off (the job then ends with exit code 3,
+#      the checkpoint stays for a manual resubmit); CIFAR_MAX_REQUEUES
+#      (default 20) stops a job that is preempted forever.
+#   Exit code 3 after SIGTERM is not requeued: Slurm is ending the job
+#   (scontrol requeue would even revive a job the user cancelled); with
+#   PreemptMode=REQUEUE Slurm requeues it itself. The job ends with exit code
+#   3 and its checkpoint; a new job with the same CIFAR_RUN_DIR resumes.
+#
+# Environment (see also jobs/cifar_common.sh): CIFAR_BUILD, CIFAR_CONFIG,
+# CIFAR_DATA, CIFAR_RUN_DIR (default <submit dir>/runs/<job name>_<job id>),
+# CIFAR_EXTRA_ARGS, CIFAR_LAUNCHER=srun|mpirun, CIFAR_MPIRUN_ARGS,
+# CIFAR_REQUEUE, CIFAR_MAX_REQUEUES. Arguments go to cifar_mpi unchanged.
+set -euo pipefail
+
+jobs_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=jobs/cifar_common.sh
+source "$jobs_dir/cifar_common.sh"
+
+[[ -n ${SLURM_JOB_ID:-} ]] ||
+  cifar_die "not inside a Slurm allocation: submit with sbatch jobs/train.slurm (or use jobs/local_mpirun.sh)"
+
+cifar_resolve_paths "$(dirname "$jobs_dir")" "${SLURM_SUBMIT_DIR:-$PWD}/runs/${SLURM_JOB_NAME:-cifar}_${SLURM_JOB_ID}"
+cpus_per_task=${SLURM_CPUS_PER_TASK:-1}
+# Since Slurm 22.05 srun no longer inherits --cpus-per-task from sbatch; without
+# this every rank would be squeezed onto one core.
+export SRUN_CPUS_PER_TASK=$cpus_per_task
+cifar_export_rank_env "$cpus_per_task"
+cifar_program_args "$@"
+
+case ${CIFAR_LAUNCHER:-srun} in
+  # srun starts the ranks itself and hands Open MPI its world through PMIx
+  # (check `srun --mpi=list` shows pmix). Every rank sees all GPUs of its node
+  # and takes cuda:<local rank>. No --kill-on-bad-exit: ranks that end with
+  # code 3 one after another must not have the slower ones killed mid-exit;
+  # real failures end the whole job through MPI_Abort.
+  srun) launcher=(srun --mpi=pmix) ;;
+  # mpirun inside the allocation reads the node list and slots from Slurm and
+  # starts its daemons with srun. Use it where srun lacks PMIx support. It
+  # forwards SIGUSR1 to the ranks, but answers SIGTERM by killing them, so
+  # only the USR1 early warning gives the program time to checkpoint.
+  mpirun)
+    cifar_mpirun_command "${SLURM_NTASKS:?SLURM_NTASKS unset: request tasks with --ntasks or --ntasks-per-node}"
+    launcher=("${CIFAR_MPIRUN[@]}")
+    ;;
+  *) cifar_die "CIFAR_LAUNCHER=$CIFAR_LAUNCHER: use srun or mpirun" ;;
+esac
+
+cifar_log "job ${SLURM_JOB_ID} (restart ${SLURM_RESTART_COUNT:-0}) on ${SLURM_JOB_NODELIST:-?}:" \
+  "${SLURM_NTASKS:-?} task(s), ${cpus_per_task} CPU(s) per task, run folder ${CIFAR_RUN_DIR}"
+cifar_log "launch: ${launcher[*]} ${CIFAR_BIN} ${CIFAR_ARGS[*]}"
+
+# The launcher runs in the background: a shell waiting on a foreground child
+# runs no trap until that child ends, which would be after the time limit.
+"${launcher[@]}" "$CIFAR_BIN" "${CIFAR_ARGS[@]}" &
+step_pid=$!
+terminated_by_slurm=0
+
+# shellcheck disable=SC2317  # called by the traps below
+forward_signal() {
+  cifar_log "received SIG$1; forwarding it to the job step (${launcher[0]} pid ${step_pid})"
+  [[ $1 != TERM ]] || terminated_by_slurm=1
+  kill -s "$1" "$step_pid" 2>/dev/null || true
+}
+trap 'forward_signal USR1' USR1
+trap 'forward_signal TERM' TERM
+
+# `wait` returns early each time a trapped signal arrives: wait again until the
+# launcher has really ended, then collect its exit status (bash keeps it).
+while kill -0 "$step_pid" 2>/dev/null; do
+  wait "$step_pid" || true
+done
+step_status=0
+wait "$step_pid" || step_status=$?
+
+case $step_status in
+  0)
+    cifar_log "finished; run folder ${CIFAR_RUN_DIR} holds: $(ls -m "$CIFAR_RUN_DIR")"
+    exit 0
+    ;;
+  3)
+    cifar_log "preempted: checkpoint written to ${CIFAR_RUN_DIR}/checkpoints"
+    if [[ ${CIFAR_REQUEUE:-1} != 1 ]]; then
+      cifar_log "CIFAR_REQUEUE=${CIFAR_REQUEUE}: not requeueing; resubmit with CIFAR_RUN_DIR=${CIFAR_RUN_DIR} to resume"
+    elif ((terminated_by_slurm)); then
+      cifar_log "SIGTERM: Slurm is ending this job (scancel, preemption or time limit): not requeueing;" \
+        "resubmit with CIFAR_RUN_DIR=${CIFAR_RUN_DIR} to resume"
+    elif ((${SLURM_RESTART_COUNT:-0} >= ${CIFAR_MAX_REQUEUES:-20})); then
+      cifar_log "already restarted ${SLURM_RESTART_COUNT} times (CIFAR_MAX_REQUEUES): not requeueing"
+    else
+      # Slurm accepts the requeue and at once ends this incarnation with
+      # SIGTERM to every process of the batch step, scontrol included: ignore
+      # it (children inherit that) so scontrol can report the outcome.
+      trap '' TERM
+      if scontrol requeue "$SLURM_JOB_ID"; then
+        cifar_log "requeued job ${SLURM_JOB_ID}; it resumes from the newest checkpoint when it starts again"
+        exit 0
+      fi
+      cifar_log "scontrol requeue failed (submitted with --no-requeue?); resubmit with CIFAR_RUN_DIR=${CIFAR_RUN_DIR} to resume"
+    fi
+    exit 3
+    ;;
+  *)
+    cifar_log "cifar_mpi failed with exit code ${step_status} (1 runtime, 2 configuration, 4 communication timeout; see the rank messages above)"
+    exit "$step_status"
+    ;;
+esac

@@ -1,0 +1,126 @@
+#!/usr/bin/env bash
+# tests/slurm/test_preempt_requeue.sh — the preemption path of the job scripts
+# under a real (private, one-node) Slurm: while the 2-rank step runs, SIGUSR1
+# reaches the batch shell alone, either from the test (`scancel --signal=USR1
+# --batch`) or from Slurm itself as the time limit nears (--trigger time-limit:
+# the job's own `--signal=B:USR1@...`, with a 1-minute limit). The job must
+#   1. forward SIGUSR1 through the launcher to every rank,
+#   2. see exit code 3 (checkpoint written) and requeue itself,
+#   3. start again under the same job id, resume, and end COMPLETED, 0:0,
+#      with Slurm counting one restart.
+# --trigger cancel: a plain scancel (SIGTERM) is forwarded too and the ranks
+# checkpoint, but the job must stay CANCELLED — never requeued.
+#
+#   test_preempt_requeue.sh --repo DIR --build DIR [--launcher srun|mpirun]
+#                           [--trigger scancel|time-limit|cancel]
+#                           [--program double | --program real --data FILE]
+#
+# --program double  the ranks are tests/slurm/preempt_double.sh, which follows
+#                   only cifar_mpi's preemption contract: this tests the job
+#                   scripts on their own.
+# --program real    the ranks are cifar_mpi training on --data (for when the
+#                   trainer handles SIGUSR1: checkpoint, exit 3, --resume auto).
+# shellcheck source=tests/slurm/job_test_lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/job_test_lib.sh"
+
+job_test_parse_args "$@"
+program=double
+launcher=srun
+trigger=scancel
+data=
+set -- "${JOB_TEST_ARGS[@]+"${JOB_TEST_ARGS[@]}"}"
+while (($#)); do
+  case $1 in
+    --program) program=$2; shift 2 ;;
+    --launcher) launcher=$2; shift 2 ;;
+    --trigger) trigger=$2; shift 2 ;;
+    --data) data=$2; shift 2 ;;
+    *) job_test_fail "unknown option $1" ;;
+  esac
+done
+kNtasks=2
+
+started=$SECONDS
+job_test_start
+run_dir=$JOB_TEST_WORK/run
+case $program in
+  double)
+    build=$JOB_TEST_TMP/double-build
+    mkdir -p "$build"
+    cp "$(dirname "${BASH_SOURCE[0]}")/preempt_double.sh" "$build/cifar_mpi"
+    program_settings=(CIFAR_CONFIG=)
+    running_pattern='double rank [0-9]+: training'
+    ;;
+  real)
+    [[ -r $data ]] || job_test_fail "--program real needs --data FILE, a small HDF5 file (got '$data')"
+    build=$JOB_TEST_BUILD
+    # Long enough to be interrupted; progress lines show the step is training.
+    program_settings=(CIFAR_CONFIG= "CIFAR_DATA=$data" "CIFAR_EXTRA_ARGS=--epochs 1000 --batch-size 16 --log-every 1")
+    running_pattern='Epoch: '
+    ;;
+  *) job_test_fail "--program must be double or real (got '$program')" ;;
+esac
+
+case $trigger in
+  scancel | cancel) submit_options=() ;;
+  # Slurm checks for due signals about every 30 s; a 1-minute job told to
+  # expect SIGUSR1 45 s before its end gets it 0-45 s after it starts.
+  time-limit) submit_options=(--time=1 --signal=B:USR1@45) ;;
+  *) job_test_fail "--trigger must be scancel, time-limit or cancel (got '$trigger')" ;;
+esac
+name=cifar-preempt-$launcher-$trigger
+job=$(job_test_submit "$name" "$kNtasks" "${submit_options[@]+"${submit_options[@]}"}" -- "CIFAR_BUILD=$build" \
+  "CIFAR_RUN_DIR=$run_dir" "CIFAR_LAUNCHER=$launcher" "${program_settings[@]}")
+mini_cluster_log "submitted $name as job $job"
+
+# Wait until the ranks are in their training loop (and have their traps set).
+job_test_wait_for_log "$name" "$job" "$kNtasks" "$running_pattern" 60
+case $trigger in
+  scancel)
+    mini_cluster_log "step is running; sending SIGUSR1 to the batch shell only (scancel --signal=USR1 --batch)"
+    scancel --signal=USR1 --batch "$job" || job_test_fail "scancel --signal=USR1 --batch $job failed"
+    ;;
+  time-limit) mini_cluster_log "step is running; waiting for Slurm's own SIGUSR1 before the time limit" ;;
+  cancel)
+    mini_cluster_log "step is running; cancelling the job (scancel: SIGTERM to the batch shell and the step)"
+    scancel "$job" || job_test_fail "scancel $job failed"
+    ;;
+esac
+
+if [[ $trigger == cancel ]]; then
+  # A cancelled job is CANCELLED at once; its scripts still run until they
+  # exit (or KillWait ends them): wait for the batch script's verdict.
+  job_test_wait_for_log "$name" "$job" 1 'not requeueing' 30
+  mini_cluster_wait 30 "node idle after the cancelled job" mini_cluster_node_idle
+  state=$(mini_cluster_job_field "$job" JobState)
+  restarts=$(mini_cluster_job_field "$job" Restarts)
+  job_test_show_log "$name" "$job"
+  [[ $state == CANCELLED && $restarts == 0 ]] ||
+    job_test_fail "job $job: $state with $restarts restart(s), expected CANCELLED and no requeue"
+  job_test_expect_in_log "$name" "$job" 1 'received SIGTERM; forwarding it to the job step'
+  job_test_expect_in_log "$name" "$job" 1 'preempted: checkpoint written to '
+  [[ -n $(ls -A "$run_dir/checkpoints") ]] || job_test_fail "no checkpoint in $run_dir/checkpoints"
+  if [[ $program == double ]]; then
+    job_test_expect_in_log "$name" "$job" "$kNtasks" 'double rank [0-9]+: got SIGTERM, checkpointing'
+  fi
+  mini_cluster_log "PASS: scancel reached all $kNtasks ranks through $launcher; checkpoint kept, job not requeued; $((SECONDS - started))s in all"
+  exit 0
+fi
+
+# cred_expire=10 in the test cluster keeps the requeued job's restart delay short.
+job_test_expect_completed "$name" "$job" 120
+restarts=$(mini_cluster_job_field "$job" Restarts)
+[[ $restarts == 1 ]] || job_test_fail "job $job: Slurm counts $restarts restart(s), expected 1 (one requeue)"
+job_test_expect_in_log "$name" "$job" 1 'received SIGUSR1; forwarding it to the job step'
+job_test_expect_in_log "$name" "$job" 1 'preempted: checkpoint written to '
+job_test_expect_in_log "$name" "$job" 1 "requeued job $job"
+job_test_expect_in_log "$name" "$job" 1 "job $job \(restart 1\)"
+job_test_expect_file "$run_dir/model.pth"
+if [[ $program == double ]]; then
+  job_test_expect_in_log "$name" "$job" "$kNtasks" 'double rank [0-9]+: got SIGUSR1, checkpointing'
+  job_test_expect_in_log "$name" "$job" "$kNtasks" 'double rank [0-9]+: resumed from '
+else
+  job_test_expect_file "$run_dir/metrics.jsonl"
+fi
+
+mini_cluster_log "PASS: SIGUSR1 ($trigger) reached all $kNtasks ranks through $launcher; checkpoint, requeue and resume in $((SECONDS - started))s in all"
