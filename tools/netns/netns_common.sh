@@ -24,6 +24,7 @@ netns_die() {
 
 netns_name() { echo "${NETNS_PREFIX}$1"; }
 netns_addr() { echo "10.77.0.$((10 + $1))"; }
+netns_port() { echo "port$1"; }  # host K's port on the bridge, in cifar-sw
 
 # Root and a working `ip netns` are preconditions, not optional extras: say
 # which one is missing and how to get it.
@@ -41,6 +42,13 @@ netns_live_hosts() {
   ip netns list | grep -q "^$(netns_name 0)\b" ||
     netns_die "namespace $(netns_name 0) is gone; run tools/netns/netns_up.sh again"
   echo "$n"
+}
+
+# kill -9 every process running in namespace $1 (none is fine).
+netns_kill_all_in() {
+  local pids
+  mapfile -t pids < <(ip netns pids "$1" 2>/dev/null || true)
+  ((${#pids[@]} == 0)) || kill -9 "${pids[@]}" 2>/dev/null || true
 }
 
 # Map a host as Open MPI names it (address, name, or name with a domain) to

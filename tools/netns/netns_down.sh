@@ -12,10 +12,7 @@ mapfile -t namespaces < <(ip netns list | awk '{print $1}' | grep -E "^(${NETNS_
 for ns in "${namespaces[@]}"; do
   # A namespace with live processes outlives `ip netns del` (and keeps its
   # addresses); a test that failed half-way may have left ranks behind.
-  mapfile -t pids < <(ip netns pids "$ns" 2>/dev/null || true)
-  if ((${#pids[@]})); then
-    kill -9 "${pids[@]}" 2>/dev/null || true
-  fi
+  netns_kill_all_in "$ns"
 done
 for ns in "${namespaces[@]}"; do
   ip netns del "$ns" 2>/dev/null || true

@@ -2,8 +2,8 @@
 # tools/netns/netns_up.sh [N] — build a simulated cluster of N hosts (default
 # 2, at most 3) on this machine: namespaces cifar-host0..N-1, each with
 # loopback and eth0 = 10.77.0.(10+K)/24, joined by a bridge in namespace
-# cifar-sw. Replaces any cluster left over from an earlier run. Checks that
-# every host reaches every other before it reports success.
+# cifar-sw. Replaces any cluster left over from an earlier run. Waits until
+# every link is up and every bridge port forwards before it reports success.
 set -euo pipefail
 here=$(dirname "$0")
 # shellcheck source=tools/netns/netns_common.sh
@@ -42,8 +42,8 @@ for ((k = 0; k < hosts; k++)); do
   no_ipv6 "$ns"
   ip -n "$ns" link set lo up
   # Both ends are created where they live: the root namespace never sees them.
-  ip -n "$NETNS_SWITCH" link add "port$k" type veth peer name eth0 netns "$ns"
-  ip -n "$NETNS_SWITCH" link set "port$k" master "$NETNS_BRIDGE" up
+  ip -n "$NETNS_SWITCH" link add "$(netns_port "$k")" type veth peer name eth0 netns "$ns"
+  ip -n "$NETNS_SWITCH" link set "$(netns_port "$k")" master "$NETNS_BRIDGE" up
   ip -n "$ns" addr add "$(netns_addr "$k")/24" dev eth0
   ip -n "$ns" link set eth0 up
 done
@@ -57,7 +57,7 @@ for _ in $(seq 50); do
   ready=1
   for ((k = 0; k < hosts; k++)); do
     [[ $(ip -n "$(netns_name "$k")" -br link show eth0 | awk '{print $2}') == UP ]] || ready=0
-    bridge -n "$NETNS_SWITCH" link show dev "port$k" | grep -q "state forwarding" || ready=0
+    bridge -n "$NETNS_SWITCH" link show dev "$(netns_port "$k")" | grep -q "state forwarding" || ready=0
   done
   ((ready)) && break
   sleep 0.1
