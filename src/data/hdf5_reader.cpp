@@ -107,7 +107,7 @@ std::string read_string_attr(hid_t owner, const std::string& path, const char* n
 H5Handle open_uint8_dataset(hid_t file, const std::string& path, const std::string& name,
                             const std::vector<int64_t>& expected, int64_t* length) {
   const std::string object = "dataset " + name;
-  if (!object_exists(file, name)) fail(path, object, "is missing; " + std::string(kRepackHint));
+  if (!object_exists(file, name)) fail(path, "", object + " is missing; " + kRepackHint);
   H5Handle dset(H5_CHECK_DATA(H5Dopen2(file, name.c_str(), H5P_DEFAULT), where(path, object)), H5Dclose);
   H5Handle type(H5_CHECK_DATA(H5Dget_type(dset.get()), where(path, object)), H5Tclose);
   if (H5Tget_class(type.get()) != H5T_INTEGER || H5Tget_size(type.get()) != 1 ||
@@ -135,7 +135,7 @@ H5Handle open_uint8_dataset(hid_t file, const std::string& path, const std::stri
 SplitInfo read_split_info(hid_t file, const std::string& path, const std::string& split) {
   const std::string group_name = "/" + split;
   const std::string object = "group " + group_name;
-  if (!object_exists(file, group_name)) fail(path, object, "is missing; " + std::string(kRepackHint));
+  if (!object_exists(file, group_name)) fail(path, "", object + " is missing; " + kRepackHint);
   H5Handle group(H5_CHECK_DATA(H5Gopen2(file, group_name.c_str(), H5P_DEFAULT), where(path, object)), H5Gclose);
   SplitInfo info;
   info.count = read_numeric_attr<int64_t>(group.get(), path, object, schema::kAttrCount, H5T_NATIVE_INT64, 1)[0];
