@@ -1,8 +1,9 @@
-// The real CIFAR-10 archive (../shared/data relative to the source tree,
-// label `realdata`): packs it and checks every class count (5000 per class in
+// The real CIFAR-10 archive (../shared/data relative to the source tree or
+// $CIFAR_REAL_DATA; label `realdata`): packs it and checks every class count (5000 per class in
 // train, 1000 in test) and per-channel pixel sums against its .bin files.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <filesystem>
 
 #include "data/cifar_schema.hpp"
@@ -13,9 +14,13 @@ namespace cifar {
 namespace {
 
 TEST(RealData, PackedArchiveMatchesItsBinFiles) {
-  const std::string archive = std::string(CIFAR_SOURCE_DIR) + "/../shared/data/cifar-10-binary.tar.gz";
+  // ../shared/data next to the source tree; CIFAR_REAL_DATA overrides (e.g. from a git worktree).
+  const char* override_path = std::getenv("CIFAR_REAL_DATA");
+  const std::string archive = override_path ? override_path
+                                            : std::string(CIFAR_SOURCE_DIR) + "/../shared/data/cifar-10-binary.tar.gz";
   ASSERT_TRUE(std::filesystem::exists(archive))
-      << "the real archive " << archive << " is missing (see /work/shared/data/README.md)";
+      << "the real archive " << archive << " is missing; put cifar-10-binary.tar.gz there "
+      << "(tools/download_cifar10.sh) or set CIFAR_REAL_DATA to its path";
   test::TempDir dir;
   test::extract_with_tar(archive, dir.file("extracted"));
   const std::filesystem::path bins = std::filesystem::path(dir.file("extracted")) / schema::kBatchesFolder;
