@@ -1,0 +1,29 @@
+// Atomic publication of a written file: callers write under temporary_path_for()
+// and call publish_atomically() when the file is complete; a crash at any point
+// leaves either the old file or the new one under the final name, never a part.
+#pragma once
+
+#include <string>
+
+namespace cifar {
+
+// "<dir>/.<name>.tmp-<pid>": same folder (rename must not cross file systems).
+std::string temporary_path_for(const std::string& final_path);
+
+// fsync(temp), rename(temp, final), fsync(folder). Throws DataError naming both paths.
+void publish_atomically(const std::string& temp_path, const std::string& final_path);
+
+// Removes the temporary file on scope exit unless it was published (error paths).
+class TemporaryFileGuard {
+ public:
+  explicit TemporaryFileGuard(std::string path) : path_(std::move(path)) {}
+  TemporaryFileGuard(const TemporaryFileGuard&) = delete;
+  TemporaryFileGuard& operator=(const TemporaryFileGuard&) = delete;
+  ~TemporaryFileGuard();
+  void release() { path_.clear(); }
+
+ private:
+  std::string path_;
+};
+
+}  // namespace cifar

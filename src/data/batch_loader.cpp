@@ -1,0 +1,71 @@
+// Batch assembly and prefetching (see batch_loader.hpp).
+#include "data/batch_loader.hpp"
+
+#include <ATen/CPUGeneratorImpl.h>
+
+#include "util/error.hpp"
+#include "util/log.hpp"
+
+namespace cifar {
+namespace {
+// Distinct, well-mixed generator seeds per (seed, rank, epoch).
+uint64_t augmentation_seed(uint64_t seed, int rank, int64_t epoch) {
+  uint64_t h = seed ^ 0x9e3779b97f4a7c15ULL;
+  for (uint64_t v : {static_cast<uint64_t>(rank), static_cast<uint64_t>(epoch)}) {
+    h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+    h *= 0xbf58476d1ce4e5b9ULL;
+  }
+  return h;
+}
+}  // namespace
+
+BatchLoader::BatchLoader(const Split& split, std::vector<int64_t> indices, int64_t batch_size,
+                         LoaderOptions options, torch::Device device)
+    : images_(split.images),
+      labels_(split.labels),
+      batch_size_(batch_size),
+      options_(options),
+      device_(device),
+      generator_(at::detail::createCPUGenerator(augmentation_seed(options.seed, options.rank, options.epoch))) {
+  CIFAR_CHECK(batch_size >= 1, ConfigError, strprintf("batch size %lld must be at least 1", static_cast<long long>(batch_size)));
+  CIFAR_CHECK(images_.defined() && images_.scalar_type() == torch::kUInt8 && images_.dim() == 4, DataError,
+              "BatchLoader needs a split with uint8 images [N,3,32,32] (use read_split)");
+  const int64_t n = images_.size(0);
+  for (int64_t i : indices) {
+    CIFAR_CHECK(i >= 0 && i < n, DataError,
+                strprintf("sample index %lld is outside split '%s' of %lld samples", static_cast<long long>(i),
+                          split.name.c_str(), static_cast<long long>(n)));
+  }
+  const auto count = static_cast<int64_t>(indices.size());
+  indices_ = torch::from_blob(indices.data(), {count}, torch::kLong).clone();
+  num_batches_ = options_.drop_last ? count / batch_size : (count + batch_size - 1) / batch_size;
+  if (options_.prefetch_depth > 0) {
+    prefetcher_ = std::make_unique<Prefetcher<Batch>>([this] { return produce(); }, options_.prefetch_depth);
+  }
+}
+
+BatchLoader::~BatchLoader() = default;
+
+std::optional<Batch> BatchLoader::next() { return prefetcher_ ? prefetcher_->next() : produce(); }
+
+std::optional<Batch> BatchLoader::produce() {
+  if (produced_ >= num_batches_) return std::nullopt;
+  const int64_t begin = produced_ * batch_size_;
+  const int64_t size = std::min(batch_size_, indices_.size(0) - begin);
+  const torch::Tensor idx = indices_.narrow(0, begin, size);
+  Batch batch;
+  batch.index = produced_++;
+  torch::Tensor raw = images_.index_select(0, idx);
+  batch.labels = labels_.index_select(0, idx);
+  if (options_.augment) raw = crop_and_flip(raw, draw_augmentation(size, options_.pad, generator_), options_.pad);
+  const bool to_device = !device_.is_cpu();
+  const bool pin = device_.is_cuda();
+  auto ship = [&](const torch::Tensor& t) { return (pin ? t.pin_memory() : t).to(device_, /*non_blocking=*/pin); };
+  if (to_device && options_.normalize_on_device) raw = ship(raw);
+  batch.images = normalize_batch(raw, options_.normalization);
+  if (to_device && !options_.normalize_on_device) batch.images = ship(batch.images);
+  if (to_device) batch.labels = ship(batch.labels);
+  return batch;
+}
+
+}  // namespace cifar

@@ -1,0 +1,75 @@
+// BatchLoader: turns one rank's sample indices (from distributed_sampler_indices)
+// into normalised, optionally augmented float batches, preparing the next
+// batches on a background thread while the current one trains.
+//
+//   Split train = read_split(path, "train");
+//   auto indices = distributed_sampler_indices({train.size(), world, rank, seed, epoch});
+//   LoaderOptions opts;  opts.augment = true;  opts.seed = seed;  opts.rank = rank;  opts.epoch = epoch;
+//   BatchLoader loader(train, indices, 256, opts, device);
+//   while (auto batch = loader.next()) { model(batch->images); loss(batch->labels); ... }
+//
+// One loader serves one epoch (the sampler's indices are per epoch); build a new
+// one for the next epoch. Batches follow `indices` in order; the last batch is
+// smaller unless drop_last. Augmentation draws come from a CPU generator seeded
+// by (seed, rank, epoch), so a run is reproducible whatever the device and
+// thread timing. An error in the background thread is rethrown by next().
+// For a CUDA device, batches are copied from pinned memory with non_blocking
+// (ordered on the current stream of the loader thread, the default stream).
+#pragma once
+
+#include <torch/torch.h>
+
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "data/batch_transform.hpp"
+#include "data/hdf5_dataset.hpp"
+#include "data/prefetcher.hpp"
+
+namespace cifar {
+
+struct LoaderOptions {
+  Normalization normalization = Normalization::recipe();  // or Normalization::from_split(split.info)
+  bool augment = false;  // random crop (4-pixel zero padding) + horizontal flip
+  int pad = 4;
+  uint64_t seed = 0;  // with rank and epoch, seeds the augmentation stream
+  int rank = 0;
+  int64_t epoch = 0;
+  bool drop_last = false;      // drop a final partial batch
+  size_t prefetch_depth = 2;   // batches prepared ahead; 0: no thread, prepared inside next()
+  bool normalize_on_device = false;  // ship the (augmented) uint8 batch and normalise on the device
+};
+
+struct Batch {
+  torch::Tensor images;  // float [b,3,32,32] on the loader's device
+  torch::Tensor labels;  // int64 [b] on the loader's device
+  int64_t index = 0;     // 0-based batch number within the epoch
+};
+
+class BatchLoader {
+ public:
+  BatchLoader(const Split& split, std::vector<int64_t> indices, int64_t batch_size, LoaderOptions options,
+              torch::Device device = torch::kCPU);
+  ~BatchLoader();
+  BatchLoader(const BatchLoader&) = delete;
+  BatchLoader& operator=(const BatchLoader&) = delete;
+
+  std::optional<Batch> next();  // nullopt at the end of the epoch
+  int64_t num_batches() const { return num_batches_; }
+
+ private:
+  std::optional<Batch> produce();  // builds the next batch (runs on the prefetch thread)
+
+  torch::Tensor images_, labels_;  // the whole split, uint8 [N,3,32,32] and int64 [N]
+  torch::Tensor indices_;          // int64 [num indices]
+  int64_t batch_size_;
+  LoaderOptions options_;
+  torch::Device device_;
+  at::Generator generator_;
+  int64_t num_batches_ = 0;
+  int64_t produced_ = 0;
+  std::unique_ptr<Prefetcher<Batch>> prefetcher_;  // last: its thread uses the members above
+};
+
+}  // namespace cifar

@@ -1,0 +1,80 @@
+// Crop/flip augmentation and normalisation of uint8 batches (see batch_transform.hpp).
+#include "data/batch_transform.hpp"
+
+#include <cstring>
+
+#include "util/error.hpp"
+
+namespace cifar {
+
+AugmentDraws draw_augmentation(int64_t batch_size, int pad, at::Generator& generator) {
+  AugmentDraws d;
+  d.offsets = torch::randint(0, 2 * pad + 1, {batch_size, 2}, generator, torch::kLong);
+  d.flips = torch::randint(0, 2, {batch_size}, generator, torch::kLong).to(torch::kBool);
+  return d;
+}
+
+namespace {
+// One output row: source row `src` (nullptr: a padding row), shifted by
+// dx = ox - pad columns, mirrored when `flip`.
+void crop_row(const uint8_t* src, int64_t width, int64_t dx, bool flip, uint8_t* out) {
+  if (!src) {
+    std::memset(out, 0, static_cast<size_t>(width));
+    return;
+  }
+  if (!flip) {
+    // out[x] = src[x + dx] where 0 <= x + dx < width, else 0.
+    const int64_t lo = std::max<int64_t>(0, -dx), hi = std::min(width, width - dx);
+    std::memset(out, 0, static_cast<size_t>(lo));
+    std::memcpy(out + lo, src + lo + dx, static_cast<size_t>(hi - lo));
+    std::memset(out + hi, 0, static_cast<size_t>(width - hi));
+    return;
+  }
+  for (int64_t x = 0; x < width; ++x) {  // out[x] = src[width - 1 - x + dx]
+    const int64_t s = width - 1 - x + dx;
+    out[x] = (s >= 0 && s < width) ? src[s] : 0;
+  }
+}
+}  // namespace
+
+torch::Tensor crop_and_flip(const torch::Tensor& images, const AugmentDraws& draws, int pad) {
+  CIFAR_CHECK(images.dim() == 4 && images.scalar_type() == torch::kUInt8 && images.device().is_cpu(), DataError,
+              "crop_and_flip expects a uint8 CPU batch [B,C,H,W]");
+  const torch::Tensor in = images.contiguous();
+  const int64_t b = in.size(0), c = in.size(1), h = in.size(2), w = in.size(3);
+  torch::Tensor out = torch::empty_like(in);
+  const torch::Tensor offsets = draws.offsets.to(torch::kLong).contiguous();
+  const torch::Tensor flips = draws.flips.to(torch::kBool).contiguous();
+  const int64_t* off = offsets.data_ptr<int64_t>();
+  const bool* flip = flips.data_ptr<bool>();
+  const uint8_t* src = in.data_ptr<uint8_t>();
+  uint8_t* dst = out.data_ptr<uint8_t>();
+  for (int64_t i = 0; i < b; ++i) {
+    const int64_t dy = off[2 * i] - pad, dx = off[2 * i + 1] - pad;
+    for (int64_t ch = 0; ch < c; ++ch) {
+      const uint8_t* plane = src + (i * c + ch) * h * w;
+      uint8_t* out_plane = dst + (i * c + ch) * h * w;
+      for (int64_t y = 0; y < h; ++y) {
+        const int64_t sy = y + dy;
+        crop_row(sy >= 0 && sy < h ? plane + sy * w : nullptr, w, dx, flip[i], out_plane + y * w);
+      }
+    }
+  }
+  return out;
+}
+
+torch::Tensor normalize_batch(const torch::Tensor& images, const Normalization& n) {
+  CIFAR_CHECK(images.dim() == 4 && images.size(1) == 3 && images.scalar_type() == torch::kUInt8, DataError,
+              "normalize_batch expects a uint8 batch [B,3,H,W]");
+  std::array<float, 3> scale{}, shift{};
+  for (int ch = 0; ch < 3; ++ch) {
+    scale[ch] = static_cast<float>(1.0 / (255.0 * n.std[ch]));
+    shift[ch] = static_cast<float>(-n.mean[ch] / n.std[ch]);
+  }
+  const auto opts = torch::TensorOptions().dtype(torch::kFloat).device(images.device());
+  const torch::Tensor scale_t = torch::tensor(torch::ArrayRef<float>(scale.data(), 3)).to(opts).view({1, 3, 1, 1});
+  const torch::Tensor shift_t = torch::tensor(torch::ArrayRef<float>(shift.data(), 3)).to(opts).view({1, 3, 1, 1});
+  return torch::addcmul(shift_t, images.to(torch::kFloat), scale_t);
+}
+
+}  // namespace cifar

@@ -1,0 +1,49 @@
+// The normalise/augment math of the data path, in two steps with one job each:
+//
+//   crop_and_flip (uint8 -> uint8, CPU): torchvision RandomCrop(32, padding=4)
+//     with zero padding followed by RandomHorizontalFlip(0.5), one draw per
+//     sample. A tight row-copy loop: on uint8 this is memcpy-bound (~0.3 ms a
+//     batch of 256), where the equivalent tensor gathers cost ~10x more
+//     (measured with tools/bench/loader_bench).
+//   normalize_batch (uint8 -> float, any device): out = pixel * scale[c] + shift[c],
+//     scale = 1 / (255 std[c]), shift = -mean[c] / std[c], as batched tensor ops.
+//     The recipe's ToTensor + Normalize(0.5, 0.5) is pixel / 127.5 - 1 (within
+//     1 float ulp of torchvision's order of operations).
+//
+// Both the CPU path and the device path use these two functions: the device
+// path ships the (augmented) uint8 batch -- 4x fewer bytes than float -- and
+// normalises on the device.
+#pragma once
+
+#include <torch/torch.h>
+
+#include <array>
+#include <cstdint>
+
+#include "data/hdf5_dataset.hpp"
+
+namespace cifar {
+
+struct Normalization {
+  std::array<double, 3> mean{0.5, 0.5, 0.5};  // of pixel/255, per channel
+  std::array<double, 3> std{0.5, 0.5, 0.5};
+  static Normalization recipe() { return {}; }  // ToTensor + Normalize(0.5, 0.5)
+  static Normalization from_split(const SplitInfo& info) { return {info.mean, info.std}; }
+};
+
+// Per-sample random choices of one batch, drawn from the loader's CPU
+// generator so that they do not depend on the device or on thread timing.
+struct AugmentDraws {
+  torch::Tensor offsets;  // int64 [B,2]: crop origin (y, x) in the padded image, 0..2*pad
+  torch::Tensor flips;    // bool [B]: mirror horizontally (after the crop)
+};
+AugmentDraws draw_augmentation(int64_t batch_size, int pad, at::Generator& generator);
+
+// uint8 [B,C,H,W] (CPU) -> uint8 [B,C,H,W]: out[b,c,y,x] = padded[b,c,y+oy, x'+ox]
+// with x' = W-1-x when flipped, where padded is the image with `pad` zero pixels around it.
+torch::Tensor crop_and_flip(const torch::Tensor& images, const AugmentDraws& draws, int pad);
+
+// uint8 [B,3,H,W] -> float [B,3,H,W] on the same device.
+torch::Tensor normalize_batch(const torch::Tensor& images, const Normalization& normalization);
+
+}  // namespace cifar

@@ -1,0 +1,277 @@
+// Reading and writing the official CIFAR-10 binary layout (see cifar_binary.hpp).
+#include "data/cifar_binary.hpp"
+
+#include <archive.h>
+#include <archive_entry.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <sstream>
+
+#include "data/atomic_file.hpp"
+#include "data/cifar_schema.hpp"
+#include "data/md5.hpp"
+#include "util/error.hpp"
+#include "util/log.hpp"
+
+namespace cifar {
+namespace fs = std::filesystem;
+namespace {
+
+using FileMap = std::map<std::string, std::string>;  // base name -> contents
+
+bool ends_with(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+bool is_archive_name(const std::string& p) { return ends_with(p, ".tar.gz") || ends_with(p, ".tgz"); }
+
+// ---- reading the archive: one pass through the file feeds both libarchive and MD5.
+struct HashingReader {
+  FILE* file = nullptr;
+  Md5 md5;
+  std::vector<char> buffer = std::vector<char>(1 << 20);
+};
+
+size_t read_and_hash(HashingReader* r) {
+  const size_t n = std::fread(r->buffer.data(), 1, r->buffer.size(), r->file);
+  r->md5.update(r->buffer.data(), n);
+  return n;
+}
+
+la_ssize_t hashing_read(archive*, void* client, const void** out) {
+  auto* r = static_cast<HashingReader*>(client);
+  const size_t n = read_and_hash(r);
+  *out = r->buffer.data();
+  return std::ferror(r->file) ? -1 : static_cast<la_ssize_t>(n);
+}
+
+FileMap read_archive(const std::string& path, std::string* md5) {
+  std::unique_ptr<FILE, int (*)(FILE*)> file(std::fopen(path.c_str(), "rb"), std::fclose);
+  if (!file) throw DataError("cannot open archive '" + path + "': " + std::strerror(errno));
+  HashingReader reader;
+  reader.file = file.get();
+  std::unique_ptr<archive, int (*)(archive*)> a(archive_read_new(), archive_read_free);
+  archive_read_support_filter_all(a.get());
+  archive_read_support_format_tar(a.get());
+  auto fail = [&](const std::string& what) {
+    throw DataError("archive '" + path + "': " + what + ": " + archive_error_string(a.get()) +
+                    " (is it cifar-10-binary.tar.gz? see tools/download_cifar10.sh)");
+  };
+  if (archive_read_open(a.get(), &reader, nullptr, hashing_read, nullptr) != ARCHIVE_OK) fail("cannot read");
+  FileMap files;
+  archive_entry* entry = nullptr;
+  int rc;
+  while ((rc = archive_read_next_header(a.get(), &entry)) == ARCHIVE_OK) {
+    if (archive_entry_filetype(entry) != AE_IFREG) continue;
+    const std::string name = fs::path(archive_entry_pathname(entry)).filename().string();
+    if (!ends_with(name, ".bin") && name != schema::kMetaFile) continue;
+    std::string& data = files[name];
+    data.resize(static_cast<size_t>(std::max<la_int64_t>(archive_entry_size(entry), 0)));
+    size_t got = 0;
+    for (la_ssize_t n; got < data.size() && (n = archive_read_data(a.get(), &data[got], data.size() - got)) != 0;) {
+      if (n < 0) fail("damaged entry " + name);
+      got += static_cast<size_t>(n);
+    }
+    if (got != data.size()) fail("entry " + name + " ends early");
+  }
+  if (rc != ARCHIVE_EOF) fail("damaged archive");
+  // libarchive may stop before the end-of-archive padding; hash the rest too.
+  while (read_and_hash(&reader) > 0) {
+  }
+  *md5 = reader.md5.hex_digest();
+  return files;
+}
+
+// ---- reading the folder.
+FileMap read_folder(const std::string& input, std::string* md5) {
+  fs::path folder(input);
+  if (fs::is_directory(folder / schema::kBatchesFolder)) folder /= schema::kBatchesFolder;
+  FileMap files;
+  for (const fs::directory_entry& e : fs::directory_iterator(folder)) {
+    const std::string name = e.path().filename().string();
+    if (!e.is_regular_file() || (!ends_with(name, ".bin") && name != schema::kMetaFile)) continue;
+    std::ifstream in(e.path(), std::ios::binary);
+    std::ostringstream os;
+    os << in.rdbuf();
+    if (!in && !in.eof()) throw DataError("cannot read '" + e.path().string() + "'");
+    files[name] = os.str();
+  }
+  Md5 hash;  // a folder has no archive md5: hash the six .bin files in their canonical order
+  for (const std::string& name : schema::kTrainBatchFiles) hash.update(files[name].data(), files[name].size());
+  hash.update(files[schema::kTestBatchFile].data(), files[schema::kTestBatchFile].size());
+  *md5 = hash.hex_digest();
+  return files;
+}
+
+// ---- structure check and record parsing, the same for archive and folder.
+void check_structure(const std::string& input, const FileMap& files) {
+  std::vector<std::string> expected(schema::kTrainBatchFiles.begin(), schema::kTrainBatchFiles.end());
+  expected.push_back(schema::kTestBatchFile);
+  int bins = 0;
+  for (const auto& [name, data] : files) bins += ends_with(name, ".bin") ? 1 : 0;
+  for (const std::string& name : expected) {
+    auto it = files.find(name);
+    if (it == files.end()) {
+      throw DataError("'" + input + "' is not the CIFAR-10 binary release: " + name +
+                      " is missing (expected data_batch_1..5.bin and test_batch.bin)");
+    }
+    if (static_cast<int64_t>(it->second.size()) != schema::kBatchFileBytes) {
+      throw DataError(strprintf("'%s': %s has %zu bytes; every CIFAR-10 batch file has exactly %lld",
+                                input.c_str(), name.c_str(), it->second.size(),
+                                static_cast<long long>(schema::kBatchFileBytes)));
+    }
+  }
+  if (bins != 6) throw DataError(strprintf("'%s' holds %d .bin files; the CIFAR-10 release has exactly 6", input.c_str(), bins));
+}
+
+void append_records(const std::string& input, const std::string& name, const std::string& bytes, RawSplit& split) {
+  const int64_t records = static_cast<int64_t>(bytes.size()) / schema::kRecordBytes;
+  const size_t old = split.labels.size();
+  split.labels.resize(old + static_cast<size_t>(records));
+  split.images.resize(split.labels.size() * schema::kImageBytes);
+  for (int64_t r = 0; r < records; ++r) {
+    const char* rec = bytes.data() + r * schema::kRecordBytes;
+    const auto label = static_cast<uint8_t>(rec[0]);
+    if (label >= schema::kNumClasses) {
+      throw DataError(strprintf("'%s': %s record %lld has label %d; labels must be 0..9", input.c_str(), name.c_str(),
+                                static_cast<long long>(r), label));
+    }
+    split.labels[old + static_cast<size_t>(r)] = label;
+    std::memcpy(split.images.data() + (old + static_cast<size_t>(r)) * schema::kImageBytes, rec + 1,
+                schema::kImageBytes);
+  }
+}
+
+std::vector<std::string> parse_class_names(const FileMap& files) {
+  auto it = files.find(schema::kMetaFile);
+  if (it == files.end()) return schema::default_class_names();
+  std::vector<std::string> names;
+  std::istringstream in(it->second);
+  for (std::string line; std::getline(in, line);) {
+    while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.pop_back();
+    if (!line.empty()) names.push_back(line);
+  }
+  return names.size() == schema::kNumClasses ? names : schema::default_class_names();
+}
+
+}  // namespace
+
+CifarData read_cifar10_binary(const std::string& input) {
+  std::error_code ec;
+  if (!fs::exists(input, ec)) {
+    throw DataError("'" + input + "' does not exist; get the archive with tools/download_cifar10.sh");
+  }
+  const bool archive_input = !fs::is_directory(input);
+  CifarData data;
+  const FileMap files = archive_input ? read_archive(input, &data.source.md5) : read_folder(input, &data.source.md5);
+  check_structure(input, files);
+  for (const std::string& name : schema::kTrainBatchFiles) append_records(input, name, files.at(name), data.train);
+  append_records(input, schema::kTestBatchFile, files.at(schema::kTestBatchFile), data.test);
+  data.class_names = parse_class_names(files);
+
+  const std::string checked = "structure checked: six .bin files of 30,730,000 bytes, labels 0..9";
+  if (!archive_input) {
+    data.source.kind = "folder";
+    data.source.md5_of = "data_batch_1..5.bin then test_batch.bin, concatenated";
+    data.source.note = "extracted folder " + input + "; " + checked;
+  } else if (data.source.md5 == schema::kOfficialArchiveMd5) {
+    data.source.kind = "official-archive";
+    data.source.md5_of = "archive file";
+    data.source.note = "official CIFAR-10 binary release (md5 verified)";
+  } else {
+    data.source.kind = "archive";
+    data.source.md5_of = "archive file";
+    data.source.note = "not the official CIFAR-10 archive (md5 " + data.source.md5 + ", official " +
+                       schema::kOfficialArchiveMd5 + "); " + checked;
+  }
+  return data;
+}
+
+// ---- writing the layout.
+namespace {
+std::string batch_bytes(const RawSplit& split, int64_t first) {
+  std::string out(static_cast<size_t>(schema::kBatchFileBytes), '\0');
+  for (int64_t r = 0; r < schema::kRecordsPerBatch; ++r) {
+    char* rec = &out[static_cast<size_t>(r * schema::kRecordBytes)];
+    rec[0] = static_cast<char>(split.labels[static_cast<size_t>(first + r)]);
+    std::memcpy(rec + 1, split.images.data() + (first + r) * schema::kImageBytes, schema::kImageBytes);
+  }
+  return out;
+}
+
+std::vector<std::pair<std::string, std::string>> layout_files(const CifarData& data) {
+  CIFAR_CHECK(data.train.count() == 5 * schema::kRecordsPerBatch && data.test.count() == schema::kRecordsPerBatch,
+              ConfigError,
+              strprintf("the official binary layout holds 50000 train and 10000 test samples, not %lld and %lld",
+                        static_cast<long long>(data.train.count()), static_cast<long long>(data.test.count())));
+  std::vector<std::pair<std::string, std::string>> files;
+  std::string meta;
+  for (const std::string& n : data.class_names) meta += n + "\n";
+  files.emplace_back(schema::kMetaFile, meta);
+  for (size_t b = 0; b < schema::kTrainBatchFiles.size(); ++b) {
+    files.emplace_back(schema::kTrainBatchFiles[b], batch_bytes(data.train, static_cast<int64_t>(b) * schema::kRecordsPerBatch));
+  }
+  files.emplace_back(schema::kTestBatchFile, batch_bytes(data.test, 0));
+  return files;
+}
+
+void write_plain_file(const std::string& path, const std::string& bytes) {
+  const std::string temp = temporary_path_for(path);
+  TemporaryFileGuard guard(temp);
+  {
+    std::ofstream out(temp, std::ios::binary);
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    if (!out.flush()) throw DataError("cannot write '" + temp + "': " + std::strerror(errno));
+  }
+  publish_atomically(temp, path);
+  guard.release();
+}
+
+void write_archive(const std::string& path, const std::vector<std::pair<std::string, std::string>>& files) {
+  const std::string temp = temporary_path_for(path);
+  TemporaryFileGuard guard(temp);
+  std::unique_ptr<archive, int (*)(archive*)> a(archive_write_new(), archive_write_free);
+  auto check = [&](int rc, const char* what) {
+    if (rc != ARCHIVE_OK) throw DataError("cannot write archive '" + path + "': " + what + ": " + archive_error_string(a.get()));
+  };
+  check(archive_write_add_filter_gzip(a.get()), "gzip filter");
+  check(archive_write_set_format_ustar(a.get()), "tar format");
+  check(archive_write_set_options(a.get(), "gzip:compression-level=1"), "gzip level");
+  check(archive_write_open_filename(a.get(), temp.c_str()), "open");
+  std::unique_ptr<archive_entry, void (*)(archive_entry*)> entry(archive_entry_new(), archive_entry_free);
+  for (const auto& [name, bytes] : files) {
+    archive_entry_clear(entry.get());
+    archive_entry_set_pathname(entry.get(), (std::string(schema::kBatchesFolder) + "/" + name).c_str());
+    archive_entry_set_filetype(entry.get(), AE_IFREG);
+    archive_entry_set_perm(entry.get(), 0644);
+    archive_entry_set_size(entry.get(), static_cast<la_int64_t>(bytes.size()));
+    check(archive_write_header(a.get(), entry.get()), "header");
+    if (archive_write_data(a.get(), bytes.data(), bytes.size()) != static_cast<la_ssize_t>(bytes.size())) {
+      check(ARCHIVE_FATAL, name.c_str());
+    }
+  }
+  check(archive_write_close(a.get()), "close");
+  publish_atomically(temp, path);
+  guard.release();
+}
+}  // namespace
+
+void write_cifar10_binary(const CifarData& data, const std::string& output) {
+  const auto files = layout_files(data);
+  if (is_archive_name(output)) {
+    write_archive(output, files);
+    return;
+  }
+  const fs::path folder = fs::path(output) / schema::kBatchesFolder;
+  std::error_code ec;
+  fs::create_directories(folder, ec);
+  if (ec) throw DataError("cannot create folder '" + folder.string() + "': " + ec.message());
+  for (const auto& [name, bytes] : files) write_plain_file((folder / name).string(), bytes);
+}
+
+}  // namespace cifar

@@ -1,0 +1,267 @@
+// Validating reader of the packed CIFAR-10 HDF5 file (see hdf5_dataset.hpp):
+// every check names the file and the dataset, and every failure is a DataError.
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "data/cifar_schema.hpp"
+#include "data/h5_check.hpp"
+#include "data/hdf5_dataset.hpp"
+#include "util/error.hpp"
+#include "util/log.hpp"
+
+namespace cifar {
+namespace {
+
+constexpr const char* kRepackHint = "repack it with `cifar_pack --input cifar-10-binary.tar.gz --output FILE.h5`";
+
+// "HDF5 file 'x.h5', dataset /train/images" -- the prefix of every message.
+std::string where(const std::string& path, const std::string& object = "") {
+  std::string s = "HDF5 file '" + path + "'";
+  if (!object.empty()) s += ", " + object;
+  return s;
+}
+
+[[noreturn]] void fail(const std::string& path, const std::string& object, const std::string& what) {
+  throw DataError(where(path, object) + ": " + what);
+}
+
+H5Handle open_file(const std::string& path) {
+  silence_hdf5_errors();
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) {
+    fail(path, "", "no such file; create it with cifar_pack (see tools/download_cifar10.sh for the archive)");
+  }
+  const htri_t is_hdf5 = H5Fis_hdf5(path.c_str());
+  if (is_hdf5 == 0) fail(path, "", "not an HDF5 file; " + std::string(kRepackHint));
+  H5_CHECK_DATA(is_hdf5, where(path) + ": cannot probe the file (truncated or unreadable?)");
+  return {H5_CHECK_DATA(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT),
+                        where(path) + ": cannot open (truncated or damaged file?); " + kRepackHint),
+          H5Fclose};
+}
+
+bool object_exists(hid_t file, const std::string& name) {
+  // H5Lexists must be walked one level at a time: "/train" before "/train/images".
+  std::string prefix;
+  size_t pos = 1;
+  while (pos <= name.size()) {
+    const size_t next = name.find('/', pos);
+    prefix = name.substr(0, next);
+    if (H5Lexists(file, prefix.c_str(), H5P_DEFAULT) <= 0) return false;
+    if (next == std::string::npos) break;
+    pos = next + 1;
+  }
+  return true;
+}
+
+H5Handle open_attr(hid_t owner, const std::string& path, const std::string& object, const char* name) {
+  if (H5Aexists(owner, name) <= 0) {
+    fail(path, object, std::string("attribute '") + name + "' is missing; " + kRepackHint);
+  }
+  return {H5_CHECK_DATA(H5Aopen(owner, name, H5P_DEFAULT), where(path, object)), H5Aclose};
+}
+
+hssize_t attr_elements(hid_t attr, const std::string& context) {
+  H5Handle space(H5_CHECK_DATA(H5Aget_space(attr), context), H5Sclose);
+  return H5_CHECK_DATA(H5Sget_simple_extent_npoints(space.get()), context);
+}
+
+template <typename T>
+std::vector<T> read_numeric_attr(hid_t owner, const std::string& path, const std::string& object,
+                                 const char* name, hid_t mem_type, hssize_t expected) {
+  H5Handle attr = open_attr(owner, path, object, name);
+  const std::string ctx = where(path, object + " attribute '" + name + "'");
+  const hssize_t n = attr_elements(attr.get(), ctx);
+  if (n != expected) fail(path, object, strprintf("attribute '%s' has %lld values, expected %lld", name,
+                                                   static_cast<long long>(n), static_cast<long long>(expected)));
+  std::vector<T> values(static_cast<size_t>(n));
+  H5_CHECK_DATA(H5Aread(attr.get(), mem_type, values.data()), ctx);
+  return values;
+}
+
+std::vector<std::string> read_strings_attr(hid_t owner, const std::string& path, const std::string& object,
+                                           const char* name) {
+  H5Handle attr = open_attr(owner, path, object, name);
+  const std::string ctx = where(path, object + " attribute '" + name + "'");
+  H5Handle type(H5_CHECK_DATA(H5Tcopy(H5T_C_S1), ctx), H5Tclose);
+  H5_CHECK_DATA(H5Tset_size(type.get(), H5T_VARIABLE), ctx);
+  H5_CHECK_DATA(H5Tset_cset(type.get(), H5T_CSET_UTF8), ctx);
+  H5Handle space(H5_CHECK_DATA(H5Aget_space(attr.get()), ctx), H5Sclose);
+  const hssize_t n = H5_CHECK_DATA(H5Sget_simple_extent_npoints(space.get()), ctx);
+  std::vector<char*> raw(static_cast<size_t>(n), nullptr);
+  H5_CHECK_DATA(H5Aread(attr.get(), type.get(), raw.data()), ctx + " (expected UTF-8 strings)");
+  std::vector<std::string> out;
+  for (char* s : raw) out.emplace_back(s ? s : "");
+  H5Dvlen_reclaim(type.get(), space.get(), H5P_DEFAULT, raw.data());
+  return out;
+}
+
+std::string read_string_attr(hid_t owner, const std::string& path, const char* name) {
+  std::vector<std::string> v = read_strings_attr(owner, path, "root", name);
+  if (v.size() != 1) fail(path, "root", std::string("attribute '") + name + "' must be one string");
+  return v[0];
+}
+
+// Opens a dataset and checks it is unsigned 8-bit with the expected shape
+// (expected[0] < 0: any length). Returns the dataset and its length.
+H5Handle open_uint8_dataset(hid_t file, const std::string& path, const std::string& name,
+                            const std::vector<int64_t>& expected, int64_t* length) {
+  const std::string object = "dataset " + name;
+  if (!object_exists(file, name)) fail(path, "", object + " is missing; " + kRepackHint);
+  H5Handle dset(H5_CHECK_DATA(H5Dopen2(file, name.c_str(), H5P_DEFAULT), where(path, object)), H5Dclose);
+  H5Handle type(H5_CHECK_DATA(H5Dget_type(dset.get()), where(path, object)), H5Tclose);
+  if (H5Tget_class(type.get()) != H5T_INTEGER || H5Tget_size(type.get()) != 1 ||
+      H5Tget_sign(type.get()) != H5T_SGN_NONE) {
+    fail(path, object, "has the wrong element type; expected uint8");
+  }
+  H5Handle space(H5_CHECK_DATA(H5Dget_space(dset.get()), where(path, object)), H5Sclose);
+  const int rank = H5_CHECK_DATA(H5Sget_simple_extent_ndims(space.get()), where(path, object));
+  std::vector<hsize_t> dims(static_cast<size_t>(std::max(rank, 0)));
+  H5_CHECK_DATA(H5Sget_simple_extent_dims(space.get(), dims.data(), nullptr), where(path, object));
+  bool ok = dims.size() == expected.size();
+  for (size_t i = 0; ok && i < dims.size(); ++i) {
+    ok = expected[i] < 0 || static_cast<int64_t>(dims[i]) == expected[i];
+  }
+  if (!ok) {
+    std::string got, want;
+    for (hsize_t d : dims) got += (got.empty() ? "" : ",") + std::to_string(d);
+    for (int64_t d : expected) want += (want.empty() ? "" : ",") + (d < 0 ? std::string("N") : std::to_string(d));
+    fail(path, object, "has shape [" + got + "], expected [" + want + "]");
+  }
+  *length = dims.empty() ? 0 : static_cast<int64_t>(dims[0]);
+  return dset;
+}
+
+SplitInfo read_split_info(hid_t file, const std::string& path, const std::string& split) {
+  const std::string group_name = "/" + split;
+  const std::string object = "group " + group_name;
+  if (!object_exists(file, group_name)) fail(path, "", object + " is missing; " + kRepackHint);
+  H5Handle group(H5_CHECK_DATA(H5Gopen2(file, group_name.c_str(), H5P_DEFAULT), where(path, object)), H5Gclose);
+  SplitInfo info;
+  info.count = read_numeric_attr<int64_t>(group.get(), path, object, schema::kAttrCount, H5T_NATIVE_INT64, 1)[0];
+  const auto classes = read_numeric_attr<int64_t>(group.get(), path, object, schema::kAttrClassCounts,
+                                                  H5T_NATIVE_INT64, schema::kNumClasses);
+  std::copy(classes.begin(), classes.end(), info.class_counts.begin());
+  const auto mean = read_numeric_attr<double>(group.get(), path, object, schema::kAttrMean, H5T_NATIVE_DOUBLE, 3);
+  const auto std = read_numeric_attr<double>(group.get(), path, object, schema::kAttrStd, H5T_NATIVE_DOUBLE, 3);
+  std::copy(mean.begin(), mean.end(), info.mean.begin());
+  std::copy(std.begin(), std.end(), info.std.begin());
+
+  int64_t images = 0, labels = 0;
+  open_uint8_dataset(file, path, schema::images_path(split), {-1, schema::kChannels, schema::kHeight, schema::kWidth},
+                     &images);
+  open_uint8_dataset(file, path, schema::labels_path(split), {-1}, &labels);
+  if (images != info.count || labels != info.count) {
+    fail(path, object, strprintf("holds %lld images and %lld labels but its count attribute says %lld",
+                                 static_cast<long long>(images), static_cast<long long>(labels),
+                                 static_cast<long long>(info.count)));
+  }
+  return info;
+}
+
+DatasetInfo read_info(hid_t file, const std::string& path) {
+  DatasetInfo info;
+  info.path = path;
+  info.schema_version =
+      read_numeric_attr<int32_t>(file, path, "root", schema::kAttrSchemaVersion, H5T_NATIVE_INT32, 1)[0];
+  if (info.schema_version != schema::kSchemaVersion) {
+    fail(path, "root", strprintf("schema version %d, this program reads version %d; ", info.schema_version,
+                                 schema::kSchemaVersion) + kRepackHint);
+  }
+  info.class_names = read_strings_attr(file, path, "root", schema::kAttrClassNames);
+  if (info.class_names.size() != schema::kNumClasses) fail(path, "root", "class_names must hold 10 names");
+  info.source.kind = read_string_attr(file, path, schema::kAttrSourceKind);
+  info.source.md5 = read_string_attr(file, path, schema::kAttrSourceMd5);
+  info.source.md5_of = read_string_attr(file, path, schema::kAttrSourceMd5Of);
+  info.source.note = read_string_attr(file, path, schema::kAttrSourceNote);
+  for (const std::string& split : schema::kSplits) info.splits[split] = read_split_info(file, path, split);
+  return info;
+}
+
+// Reads rows [begin, begin+count) of a uint8 dataset into `out` (a hyperslab).
+void read_rows(hid_t file, const std::string& path, const std::string& name, int64_t begin, int64_t count,
+               const std::vector<int64_t>& shape, uint8_t* out) {
+  const std::string object = "dataset " + name;
+  int64_t length = 0;
+  H5Handle dset = open_uint8_dataset(file, path, name, shape, &length);
+  std::vector<hsize_t> start(shape.size(), 0), dims(shape.begin(), shape.end());
+  start[0] = static_cast<hsize_t>(begin);
+  dims[0] = static_cast<hsize_t>(count);
+  H5Handle file_space(H5_CHECK_DATA(H5Dget_space(dset.get()), where(path, object)), H5Sclose);
+  H5_CHECK_DATA(H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start.data(), nullptr, dims.data(), nullptr),
+                where(path, object));
+  H5Handle mem_space(H5_CHECK_DATA(H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr),
+                                   where(path, object)),
+                     H5Sclose);
+  const herr_t rc = H5Dread(dset.get(), H5T_NATIVE_UINT8, mem_space.get(), file_space.get(), H5P_DEFAULT, out);
+  if (rc < 0) {
+    const std::string stack = hdf5_error_stack_text();
+    H5Eclear2(H5E_DEFAULT);
+    const bool checksum = stack.find("Fletcher32") != std::string::npos ||
+                          stack.find("checksum") != std::string::npos;
+    fail(path, object,
+         std::string(checksum ? "checksum error: a chunk is corrupted (Fletcher32 mismatch); "
+                              : "read failed (truncated or damaged file?); ") +
+             kRepackHint + ". HDF5: " + stack);
+  }
+}
+
+}  // namespace
+
+const SplitInfo& DatasetInfo::split(const std::string& name) const {
+  auto it = splits.find(name);
+  if (it == splits.end()) throw DataError(where(path) + ": no split '" + name + "' (splits are train and test)");
+  return it->second;
+}
+
+DatasetInfo read_dataset_info(const std::string& path) {
+  H5Handle file = open_file(path);
+  return read_info(file.get(), path);
+}
+
+Split read_split(const std::string& path, const std::string& split, int64_t begin, int64_t count) {
+  H5Handle file = open_file(path);
+  const DatasetInfo info = read_info(file.get(), path);
+  Split out;
+  out.name = split;
+  out.info = info.split(split);
+  out.class_names = info.class_names;
+  const int64_t total = out.info.count;
+  if (count < 0) count = total - begin;
+  if (begin < 0 || count < 0 || begin + count > total) {
+    throw DataError(where(path, "split " + split) +
+                    strprintf(": range [%lld, %lld) is outside the split's %lld samples",
+                              static_cast<long long>(begin), static_cast<long long>(begin + count),
+                              static_cast<long long>(total)));
+  }
+  out.begin = begin;
+  out.images = torch::empty({count, schema::kChannels, schema::kHeight, schema::kWidth}, torch::kUInt8);
+  torch::Tensor labels8 = torch::empty({count}, torch::kUInt8);
+  if (count > 0) {
+    read_rows(file.get(), path, schema::images_path(split), begin, count,
+              {total, schema::kChannels, schema::kHeight, schema::kWidth}, out.images.data_ptr<uint8_t>());
+    read_rows(file.get(), path, schema::labels_path(split), begin, count, {total}, labels8.data_ptr<uint8_t>());
+  }
+  const int64_t bad = labels8.ge(schema::kNumClasses).sum().item<int64_t>();
+  if (bad > 0) {
+    const int64_t first = labels8.ge(schema::kNumClasses).nonzero()[0][0].item<int64_t>();
+    fail(path, "dataset " + schema::labels_path(split),
+         strprintf("%lld labels are outside 0..9 (first at sample %lld, value %d); ", static_cast<long long>(bad),
+                   static_cast<long long>(begin + first), labels8[first].item<int>()) + kRepackHint);
+  }
+  out.labels = labels8.to(torch::kLong);
+  if (begin == 0 && count == total) {
+    const torch::Tensor counts = torch::bincount(out.labels, {}, schema::kNumClasses);
+    for (int c = 0; c < schema::kNumClasses; ++c) {
+      if (counts[c].item<int64_t>() != out.info.class_counts[c]) {
+        fail(path, "dataset " + schema::labels_path(split),
+             strprintf("class %d occurs %lld times but class_counts says %lld; ", c,
+                       static_cast<long long>(counts[c].item<int64_t>()),
+                       static_cast<long long>(out.info.class_counts[c])) + kRepackHint);
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace cifar

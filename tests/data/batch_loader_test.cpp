@@ -1,0 +1,139 @@
+// Normalisation, crop/flip augmentation, batching and the prefetch thread,
+// each against an answer computed independently (per-pixel reference loops).
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <stdexcept>
+
+#include "data/batch_loader.hpp"
+#include "data/batch_transform.hpp"
+#include "data/prefetcher.hpp"
+#include "util/error.hpp"
+
+namespace cifar {
+namespace {
+
+Split random_split(int64_t n, uint64_t seed) {
+  torch::manual_seed(seed);
+  Split s;
+  s.name = "train";
+  s.images = torch::randint(0, 256, {n, 3, 32, 32}, torch::kLong).to(torch::kUInt8);
+  s.labels = torch::randint(0, 10, {n}, torch::kLong);
+  return s;
+}
+
+TEST(BatchTransform, RecipeNormalisationIsToTensorThenNormalizeHalf) {
+  const torch::Tensor x = torch::arange(256, torch::kLong).to(torch::kUInt8).repeat({3 * 4}).view({1, 3, 32, 32});
+  const torch::Tensor got = normalize_batch(x, Normalization::recipe());
+  const torch::Tensor want = x.to(torch::kFloat).div(255).sub(0.5).div(0.5);  // torchvision's order
+  EXPECT_TRUE(torch::allclose(got, want, 0, 1.5e-7)) << (got - want).abs().max();
+  EXPECT_FLOAT_EQ(got.min().item<float>(), -1.0f);
+  EXPECT_FLOAT_EQ(got.max().item<float>(), 1.0f);
+}
+
+TEST(BatchTransform, FileStatisticsNormalisePerChannel) {
+  Normalization n{{0.1, 0.2, 0.3}, {0.25, 0.5, 1.0}};
+  const torch::Tensor x = torch::full({2, 3, 32, 32}, 51, torch::kUInt8);  // 51/255 = 0.2
+  const torch::Tensor got = normalize_batch(x, n);
+  EXPECT_NEAR(got[1][0][5][5].item<float>(), (0.2 - 0.1) / 0.25, 1e-6);
+  EXPECT_NEAR(got[1][1][5][5].item<float>(), 0.0, 1e-6);
+  EXPECT_NEAR(got[1][2][5][5].item<float>(), -0.1, 1e-6);
+}
+
+TEST(BatchTransform, CropAndFlipMatchPerPixelReference) {
+  const Split s = random_split(64, 5);
+  at::Generator gen = at::detail::createCPUGenerator(17);
+  const AugmentDraws d = draw_augmentation(64, 4, gen);
+  EXPECT_GT(d.flips.sum().item<int64_t>(), 10);  // both outcomes occur
+  const torch::Tensor got = crop_and_flip(s.images, d, 4);
+  auto in = s.images.accessor<uint8_t, 4>();
+  auto out = got.accessor<uint8_t, 4>();
+  for (int64_t b = 0; b < 64; ++b) {
+    const int64_t oy = d.offsets[b][0].item<int64_t>(), ox = d.offsets[b][1].item<int64_t>();
+    const bool flip = d.flips[b].item<bool>();
+    for (int64_t c = 0; c < 3; ++c)
+      for (int64_t y = 0; y < 32; ++y)
+        for (int64_t x = 0; x < 32; ++x) {
+          // torchvision: crop the zero-padded image at (oy, ox), then mirror.
+          const int64_t px = (flip ? 31 - x : x) + ox - 4, py = y + oy - 4;
+          const int want = (py >= 0 && py < 32 && px >= 0 && px < 32) ? in[b][c][py][px] : 0;
+          ASSERT_EQ(out[b][c][y][x], want) << "sample " << b << " c" << c << " y" << y << " x" << x;
+        }
+  }
+}
+
+TEST(BatchLoader, BatchesFollowTheIndicesAndNormalise) {
+  const Split s = random_split(100, 6);
+  std::vector<int64_t> indices;
+  for (int64_t i = 99; i >= 0; i -= 3) indices.push_back(i);  // 34 indices
+  LoaderOptions opts;
+  BatchLoader loader(s, indices, 8, opts);
+  EXPECT_EQ(loader.num_batches(), 5);
+  int64_t seen = 0, batches = 0;
+  while (auto batch = loader.next()) {
+    EXPECT_EQ(batch->index, batches++);
+    for (int64_t j = 0; j < batch->labels.size(0); ++j, ++seen) {
+      const int64_t i = indices[static_cast<size_t>(seen)];
+      EXPECT_EQ(batch->labels[j].item<int64_t>(), s.labels[i].item<int64_t>());
+      EXPECT_TRUE(torch::allclose(batch->images[j], s.images[i].to(torch::kFloat) / 127.5 - 1, 0, 1e-6));
+    }
+  }
+  EXPECT_EQ(seen, 34);
+  EXPECT_EQ(batches, 5);  // the last batch holds 2
+}
+
+TEST(BatchLoader, AugmentationIsReproducibleAndDiffersPerRankAndEpoch) {
+  const Split s = random_split(40, 7);
+  std::vector<int64_t> indices(40);
+  for (int64_t i = 0; i < 40; ++i) indices[static_cast<size_t>(i)] = i;
+  auto first_batch = [&](int rank, int64_t epoch, size_t depth) {
+    LoaderOptions o;
+    o.augment = true;
+    o.seed = 3;
+    o.rank = rank;
+    o.epoch = epoch;
+    o.prefetch_depth = depth;
+    BatchLoader loader(s, indices, 40, o);
+    return loader.next()->images;
+  };
+  const torch::Tensor a = first_batch(0, 0, 2);
+  EXPECT_TRUE(torch::equal(a, first_batch(0, 0, 0)));  // thread or not, same draws
+  EXPECT_FALSE(torch::equal(a, first_batch(1, 0, 2)));
+  EXPECT_FALSE(torch::equal(a, first_batch(0, 1, 2)));
+}
+
+TEST(BatchLoader, DropLastAndBadIndices) {
+  const Split s = random_split(10, 8);
+  LoaderOptions o;
+  o.drop_last = true;
+  BatchLoader loader(s, {0, 1, 2, 3, 4, 5, 6}, 3, o);
+  EXPECT_EQ(loader.num_batches(), 2);
+  int n = 0;
+  while (loader.next()) ++n;
+  EXPECT_EQ(n, 2);
+  EXPECT_THROW(BatchLoader(s, {0, 10}, 2, o), DataError);
+}
+
+TEST(Prefetcher, DeliversInOrderThenRethrowsTheProducersError) {
+  int produced = 0;
+  Prefetcher<int> p(
+      [&]() -> std::optional<int> {
+        if (produced == 5) throw std::runtime_error("producer failed");
+        return produced++;
+      },
+      2);
+  for (int i = 0; i < 5; ++i) EXPECT_EQ(p.next(), i);
+  EXPECT_THROW(p.next(), std::runtime_error);
+}
+
+TEST(Prefetcher, StopsCleanlyWhenTheConsumerQuitsEarly) {
+  std::atomic<int> produced{0};
+  {
+    Prefetcher<int> p([&]() -> std::optional<int> { return produced++; }, 3);
+    EXPECT_EQ(p.next(), 0);
+  }  // destructor joins the producer blocked on a full queue
+  EXPECT_LE(produced.load(), 5);  // bounded: 1 consumed + at most 3 queued + 1 in flight
+}
+
+}  // namespace
+}  // namespace cifar

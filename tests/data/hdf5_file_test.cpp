@@ -1,0 +1,184 @@
+// The HDF5 reader against known data and against every kind of broken file:
+// each failure must be one DataError naming the file and the dataset.
+#include <gtest/gtest.h>
+#include <hdf5.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "data/cifar_schema.hpp"
+#include "data/hdf5_dataset.hpp"
+#include "data/md5.hpp"
+#include "test_files.hpp"
+#include "util/error.hpp"
+
+namespace cifar {
+namespace {
+
+using test::TempDir;
+
+// Runs `f`, expects a DataError, and returns its message.
+template <typename F>
+std::string data_error_of(F&& f) {
+  try {
+    f();
+  } catch (const DataError& e) {
+    std::printf("DataError: %s\n", e.what());  // shown in the test log: the message users see
+    return e.what();
+  }
+  ADD_FAILURE() << "no DataError was thrown";
+  return "";
+}
+
+TEST(Hdf5File, RoundTripsSyntheticDataWithStatistics) {
+  TempDir dir;
+  const CifarData data = make_synthetic_cifar(300, 100, 3);
+  const std::string path = dir.file("rt.h5");
+  write_cifar_h5(path, data, {/*gzip_level=*/4});
+  const DatasetInfo info = read_dataset_info(path);
+  EXPECT_EQ(info.schema_version, schema::kSchemaVersion);
+  EXPECT_EQ(info.class_names, schema::default_class_names());
+  EXPECT_EQ(info.source.kind, "synthetic");
+  EXPECT_EQ(info.source.md5, data.source.md5);
+  const Split train = read_split(path, "train");
+  ASSERT_EQ(train.size(), 300);
+  EXPECT_TRUE(torch::equal(train.images.flatten(),
+                           torch::from_blob(const_cast<uint8_t*>(data.train.images.data()), {300 * 3072}, torch::kUInt8)));
+  const auto counts = count_classes(data.train);
+  for (int c = 0; c < 10; ++c) {
+    EXPECT_EQ(train.labels.eq(c).sum().item<int64_t>(), counts[c]);
+    EXPECT_EQ(info.split("train").class_counts[c], counts[c]);
+  }
+  // Stored mean/std equal those of the pixels read back.
+  const torch::Tensor px = train.images.to(torch::kDouble).div(255).transpose(0, 1).reshape({3, -1});
+  for (int c = 0; c < 3; ++c) {
+    EXPECT_NEAR(info.split("train").mean[c], px[c].mean().item<double>(), 1e-9);
+    EXPECT_NEAR(info.split("train").std[c], px[c].std(/*unbiased=*/false).item<double>(), 1e-9);
+  }
+}
+
+TEST(Hdf5File, ReadsARangeWithHyperslabs) {
+  TempDir dir;
+  const std::string path = test::write_small_h5(dir);
+  const Split all = read_split(path, "test");
+  const Split part = read_split(path, "test", 37, 25);
+  EXPECT_EQ(part.begin, 37);
+  EXPECT_TRUE(torch::equal(part.images, all.images.narrow(0, 37, 25)));
+  EXPECT_TRUE(torch::equal(part.labels, all.labels.narrow(0, 37, 25)));
+  EXPECT_THROW(read_split(path, "test", 90, 20), DataError);
+}
+
+TEST(Hdf5File, MissingFileIsOneClearError) {
+  const std::string msg = data_error_of([] { read_split("/nonexistent/cifar.h5", "train"); });
+  EXPECT_NE(msg.find("/nonexistent/cifar.h5"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("no such file"), std::string::npos) << msg;
+}
+
+TEST(Hdf5File, NonHdf5FileIsOneClearError) {
+  TempDir dir;
+  const std::string path = dir.file("text.h5");
+  std::ofstream(path) << "this is not HDF5\n";
+  const std::string msg = data_error_of([&] { read_split(path, "train"); });
+  EXPECT_NE(msg.find(path), std::string::npos) << msg;
+  EXPECT_NE(msg.find("not an HDF5 file"), std::string::npos) << msg;
+}
+
+TEST(Hdf5File, TruncatedFileIsOneClearError) {
+  TempDir dir;
+  const std::string path = test::write_small_h5(dir);
+  std::filesystem::resize_file(path, std::filesystem::file_size(path) / 2);
+  const std::string msg = data_error_of([&] { read_split(path, "train"); });
+  EXPECT_NE(msg.find(path), std::string::npos) << msg;
+  EXPECT_NE(msg.find("truncated"), std::string::npos) << msg;
+}
+
+TEST(Hdf5File, MissingDatasetIsNamed) {
+  TempDir dir;
+  const std::string path = test::write_small_h5(dir);
+  {
+    hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+    ASSERT_GE(f, 0);
+    ASSERT_GE(H5Ldelete(f, "/test/labels", H5P_DEFAULT), 0);
+    H5Fclose(f);
+  }
+  const std::string msg = data_error_of([&] { read_dataset_info(path); });
+  EXPECT_NE(msg.find(path), std::string::npos) << msg;
+  EXPECT_NE(msg.find("dataset /test/labels is missing"), std::string::npos) << msg;
+}
+
+TEST(Hdf5File, LabelsOutOfRangeAreNamed) {
+  TempDir dir;
+  const std::string path = test::write_small_h5(dir);
+  {
+    hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+    hid_t d = H5Dopen2(f, "/train/labels", H5P_DEFAULT);
+    hid_t fs = H5Dget_space(d);
+    const hsize_t start = 123, one = 1;
+    H5Sselect_hyperslab(fs, H5S_SELECT_SET, &start, nullptr, &one, nullptr);
+    hid_t ms = H5Screate_simple(1, &one, nullptr);
+    const uint8_t bad = 12;
+    ASSERT_GE(H5Dwrite(d, H5T_NATIVE_UINT8, ms, fs, H5P_DEFAULT, &bad), 0);
+    H5Sclose(ms);
+    H5Sclose(fs);
+    H5Dclose(d);
+    H5Fclose(f);
+  }
+  const std::string msg = data_error_of([&] { read_split(path, "train"); });
+  EXPECT_NE(msg.find("/train/labels"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("outside 0..9 (first at sample 123, value 12)"), std::string::npos) << msg;
+}
+
+TEST(Hdf5File, FlippedByteInAChunkIsAChecksumErrorNamingTheDataset) {
+  TempDir dir;
+  const std::string path = test::write_small_h5(dir);
+  haddr_t chunk_offset = 0;
+  {
+    hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+    hid_t d = H5Dopen2(f, "/train/images", H5P_DEFAULT);
+    hsize_t chunk_size = 0;
+    unsigned filter_mask = 0;
+    hsize_t coords[4] = {0, 0, 0, 0};
+    ASSERT_GE(H5Dget_chunk_info_by_coord(d, coords, &filter_mask, &chunk_offset, &chunk_size), 0);
+    ASSERT_GT(chunk_size, 2000u);
+    H5Dclose(d);
+    H5Fclose(f);
+  }
+  {
+    std::fstream io(path, std::ios::in | std::ios::out | std::ios::binary);
+    io.seekg(static_cast<std::streamoff>(chunk_offset + 1000));
+    char byte = 0;
+    io.read(&byte, 1);
+    byte = static_cast<char>(byte ^ 0x01);
+    io.seekp(static_cast<std::streamoff>(chunk_offset + 1000));
+    io.write(&byte, 1);
+  }
+  EXPECT_NO_THROW(read_split(path, "test"));  // other datasets stay readable
+  const std::string msg = data_error_of([&] { read_split(path, "train"); });
+  EXPECT_NE(msg.find(path), std::string::npos) << msg;
+  EXPECT_NE(msg.find("dataset /train/images"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("checksum error"), std::string::npos) << msg;
+}
+
+TEST(Hdf5File, WriterRejectsBadLabelsAndLeavesNoFileBehind) {
+  TempDir dir;
+  CifarData data = make_synthetic_cifar(20, 10, 1);
+  data.train.labels[4] = 10;
+  const std::string path = dir.file("bad.h5");
+  EXPECT_THROW(write_cifar_h5(path, data), DataError);
+  EXPECT_TRUE(std::filesystem::is_empty(std::filesystem::path(path).parent_path()));
+}
+
+TEST(Md5, MatchesRfc1321Vectors) {
+  auto md5 = [](const std::string& s) {
+    Md5 h;
+    h.update(s.data(), s.size());
+    return h.hex_digest();
+  };
+  EXPECT_EQ(md5(""), "d41d8cd98f00b204e9800998ecf8427e");
+  EXPECT_EQ(md5("abc"), "900150983cd24fb0d6963f7d28e17f72");
+  EXPECT_EQ(md5("12345678901234567890123456789012345678901234567890123456789012345678901234567890"),
+            "57edf4a22be3c955ac49da2e2107b67a");
+}
+
+}  // namespace
+}  // namespace cifar

@@ -1,0 +1,46 @@
+// cifar_pack's packing path end to end on an archive (and a folder) that the
+// test generates in the official binary layout; see pack_check.hpp.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "data/cifar_binary.hpp"
+#include "data/cifar_schema.hpp"
+#include "data/packer.hpp"
+#include "pack_check.hpp"
+#include "test_files.hpp"
+#include "util/error.hpp"
+
+namespace cifar {
+namespace {
+using test::expect_pack_matches_bins;
+using test::extract_with_tar;
+
+TEST(Pack, GeneratedArchiveMatchesItsBinFiles) {
+  test::TempDir dir;
+  const std::string archive = dir.file("synthetic-cifar-10-binary.tar.gz");
+  write_cifar10_binary(make_synthetic_cifar(50000, 10000, 11), archive);
+  extract_with_tar(archive, dir.file("extracted"));
+  const std::filesystem::path bins = std::filesystem::path(dir.file("extracted")) / schema::kBatchesFolder;
+  // The archive is not the official one: accepted after the structure check, with a note.
+  expect_pack_matches_bins(archive, bins, dir, "archive");
+  // The extracted folder packs to the same data.
+  expect_pack_matches_bins(dir.file("extracted"), bins, dir, "folder");
+}
+
+TEST(Pack, RejectsAWrongStructure) {
+  test::TempDir dir;
+  write_cifar10_binary(make_synthetic_cifar(50000, 10000, 12), dir.file("layout"));
+  const std::filesystem::path bins = std::filesystem::path(dir.file("layout")) / schema::kBatchesFolder;
+  std::filesystem::resize_file(bins / "data_batch_3.bin", 30730000 - 3073);
+  try {
+    pack_cifar10(dir.file("layout"), dir.file("x.h5"));
+    FAIL() << "a short batch file was accepted";
+  } catch (const DataError& e) {
+    EXPECT_NE(std::string(e.what()).find("data_batch_3.bin has 30726927 bytes"), std::string::npos) << e.what();
+  }
+  EXPECT_FALSE(std::filesystem::exists(dir.file("x.h5")));
+}
+
+}  // namespace
+}  // namespace cifar

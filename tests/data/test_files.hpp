@@ -1,0 +1,28 @@
+// Helpers of the data tests: a fresh temporary folder per test and small
+// synthetic HDF5 files whose contents are known.
+#pragma once
+
+#include <filesystem>
+#include <string>
+
+#include "data/hdf5_dataset.hpp"
+#include "data/synthetic.hpp"
+
+namespace cifar::test {
+
+// A new empty folder under the system temp dir, removed on destruction.
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  std::string file(const std::string& name) const { return (path_ / name).string(); }
+
+ private:
+  std::filesystem::path path_;
+};
+
+// Writes a small synthetic file (train_count / test_count samples) and returns its path.
+std::string write_small_h5(const TempDir& dir, int64_t train_count = 300, int64_t test_count = 100,
+                           uint64_t seed = 3);
+
+}  // namespace cifar::test
