@@ -13,7 +13,7 @@
 #include <memory>
 #include <sstream>
 
-#include "data/atomic_file.hpp"
+#include "util/atomic_file.hpp"
 #include "data/cifar_schema.hpp"
 #include "data/md5.hpp"
 #include "util/error.hpp"

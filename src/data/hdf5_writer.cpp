@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "data/atomic_file.hpp"
+#include "util/atomic_file.hpp"
 #include "data/cifar_schema.hpp"
 #include "data/h5_check.hpp"
 #include "data/hdf5_dataset.hpp"

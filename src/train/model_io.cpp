@@ -1,6 +1,8 @@
 // Model state dict save/load in torch.save's zip+pickle format; see model_io.hpp.
 #include "train/model_io.hpp"
 
+#include "util/atomic_file.hpp"
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -21,31 +23,6 @@ namespace cifar {
 namespace {
 
 std::string system_reason() { return std::strerror(errno); }
-
-std::string folder_of(const std::string& path) {
-  const auto slash = path.find_last_of('/');
-  if (slash == std::string::npos) return ".";
-  return slash == 0 ? "/" : path.substr(0, slash);
-}
-
-void write_all(int fd, const std::vector<char>& bytes, const std::string& temp) {
-  size_t done = 0;
-  while (done < bytes.size()) {
-    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) throw CheckpointError("cannot write '" + temp + "': " + system_reason() + " (is the disk full?)");
-    done += static_cast<size_t>(n);
-  }
-}
-
-void fsync_folder(const std::string& folder) {
-  const int fd = ::open(folder.c_str(), O_RDONLY | O_DIRECTORY);
-  if (fd < 0) throw CheckpointError("cannot open folder '" + folder + "' to sync it: " + system_reason());
-  const int rc = ::fsync(fd);
-  const std::string reason = system_reason();
-  ::close(fd);
-  if (rc != 0) throw CheckpointError("cannot sync folder '" + folder + "': " + reason);
-}
 
 std::vector<char> read_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -91,35 +68,6 @@ c10::Dict<c10::IValue, c10::IValue> read_state_dict(const std::string& path) {
 }
 
 }  // namespace
-
-void write_file_atomically(const std::string& path, const std::vector<char>& bytes) {
-  const std::string folder = folder_of(path);
-  std::string temp = path + ".tmp.XXXXXX";
-  const int fd = ::mkstemp(temp.data());
-  if (fd < 0)
-    throw CheckpointError("cannot create a file in folder '" + folder + "' to write '" + path +
-                          "': " + system_reason() + " (does the folder exist and is it writable?)");
-  try {
-    write_all(fd, bytes, temp);
-    if (::fchmod(fd, 0644) != 0 || ::fsync(fd) != 0)
-      throw CheckpointError("cannot sync '" + temp + "': " + system_reason());
-  } catch (...) {
-    ::close(fd);
-    ::unlink(temp.c_str());
-    throw;
-  }
-  if (::close(fd) != 0) {
-    const std::string reason = system_reason();
-    ::unlink(temp.c_str());
-    throw CheckpointError("cannot close '" + temp + "': " + reason);
-  }
-  if (::rename(temp.c_str(), path.c_str()) != 0) {
-    const std::string reason = system_reason();
-    ::unlink(temp.c_str());
-    throw CheckpointError("cannot rename '" + temp + "' to '" + path + "': " + reason);
-  }
-  fsync_folder(folder);
-}
 
 void save_state_dict(const Model& model, const std::string& path) {
   c10::Dict<std::string, at::Tensor> dict;  // insertion-ordered, like state_dict()

@@ -11,11 +11,6 @@
 
 namespace cifar {
 
-// Writes `bytes` to `path` so that readers see the old file or the whole new
-// one, never a part: temp file in the same folder, fsync, rename, fsync the
-// folder. Throws CheckpointError naming the path and the system's reason.
-void write_file_atomically(const std::string& path, const std::vector<char>& bytes);
-
 // The model's state_dict (parameters then buffers of each module, in
 // PyTorch's order) as CPU contiguous tensors, written atomically to `path`.
 void save_state_dict(const Model& model, const std::string& path);

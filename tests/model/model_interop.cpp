@@ -15,6 +15,7 @@
 
 #include "model/model.hpp"
 #include "train/model_io.hpp"
+#include "util/atomic_file.hpp"
 #include "util/error.hpp"
 
 namespace cifar {

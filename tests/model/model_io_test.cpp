@@ -49,7 +49,7 @@ template <typename Fn>
 std::string error_of(Fn&& fn) {
   try {
     fn();
-  } catch (const CheckpointError& e) {
+  } catch (const Error& e) {
     return e.what();
   }
   return "no error";

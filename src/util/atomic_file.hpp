@@ -4,13 +4,18 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 namespace cifar {
+
+// Writes `bytes` to `path` this way in one call; errors name the path and
+// the system's reason (does the folder exist, is it writable?).
+void write_file_atomically(const std::string& path, const std::vector<char>& bytes);
 
 // "<dir>/.<name>.tmp-<pid>": same folder (rename must not cross file systems).
 std::string temporary_path_for(const std::string& final_path);
 
-// fsync(temp), rename(temp, final), fsync(folder). Throws DataError naming both paths.
+// fsync(temp), rename(temp, final), fsync(folder). Throws Error naming both paths.
 void publish_atomically(const std::string& temp_path, const std::string& final_path);
 
 // Removes the temporary file on scope exit unless it was published (error paths).

@@ -1,0 +1,38 @@
+// Per-epoch metrics of a run as JSON Lines (one object per epoch), the input
+// of tools/plot_metrics. Rank 0 owns the file; it is rewritten atomically
+// after every epoch, so a reader (or a crash) never sees half a line.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace cifar {
+
+struct EpochMetrics {
+  int epoch = 0;
+  long steps = 0;               // optimiser steps so far
+  double train_loss = 0;        // mean over the epoch's samples, all ranks
+  double test_loss = 0;
+  double test_accuracy = 0;
+  double lr = 0;                // at the end of the epoch
+  double images_per_second = 0; // training images, all ranks
+  double epoch_seconds = 0;
+  int world_size = 1;
+};
+
+class MetricsLog {
+ public:
+  explicit MetricsLog(std::string path) : path_(std::move(path)) {}
+  // Keeps the rows of epochs before `first_epoch` from an existing file (resume).
+  void load_existing(int first_epoch);
+  void append(const EpochMetrics& row);  // and rewrites the file
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+  std::vector<std::string> lines_;
+};
+
+std::string to_json(const EpochMetrics& m);
+
+}  // namespace cifar

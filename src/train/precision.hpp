@@ -1,0 +1,47 @@
+// Mixed precision for GPU training: autocast to bfloat16 or float16 around
+// the forward pass, and dynamic loss scaling for float16 (bfloat16 has
+// float32's range and needs none). fp32 everywhere else.
+#pragma once
+
+#include <torch/torch.h>
+
+#include <string>
+#include <vector>
+
+namespace cifar {
+
+enum class Precision { Fp32, Bf16, Fp16 };
+Precision parse_precision(const std::string& text);
+
+// Enables autocast for CUDA ops of this thread while alive (no-op for fp32).
+class AutocastScope {
+ public:
+  explicit AutocastScope(Precision precision);
+  ~AutocastScope();
+  AutocastScope(const AutocastScope&) = delete;
+  AutocastScope& operator=(const AutocastScope&) = delete;
+
+ private:
+  bool active_ = false;
+};
+
+// Dynamic loss scaling (PyTorch GradScaler's policy): scale the loss, unscale
+// the averaged gradients, skip the step and halve the scale on inf/NaN, double
+// it after `growth_interval` clean steps. Every rank holds the same averaged
+// gradients, so every rank takes the same decision without communicating.
+class LossScaler {
+ public:
+  explicit LossScaler(bool enabled) : enabled_(enabled) {}
+  torch::Tensor scale(const torch::Tensor& loss) const { return enabled_ ? loss * scale_ : loss; }
+  // Unscales gradients in place; returns false when the step must be skipped.
+  bool unscale_and_check(const std::vector<torch::Tensor>& params);
+  double current_scale() const { return scale_; }
+
+ private:
+  bool enabled_;
+  double scale_ = 65536.0;
+  int clean_steps_ = 0;
+  static constexpr int kGrowthInterval = 2000;
+};
+
+}  // namespace cifar

@@ -1,0 +1,32 @@
+// Learning-rate schedules (see schedule.hpp).
+#include "train/schedule.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace cifar {
+namespace {
+constexpr double kPi = 3.14159265358979323846;
+double cosine(double from, double to, double fraction) {
+  return to + (from - to) * 0.5 * (1.0 + std::cos(kPi * std::clamp(fraction, 0.0, 1.0)));
+}
+}  // namespace
+
+double learning_rate(const ScheduleOptions& o, long step) {
+  const long total = std::max(1L, o.total_steps);
+  if (o.kind == "onecycle") {
+    const long up = o.warmup_steps > 0 ? o.warmup_steps : std::max(1L, static_cast<long>(0.3 * total));
+    const double start = o.peak_lr / 25.0;
+    if (step < up) return start + (o.peak_lr - start) * static_cast<double>(step) / up;
+    return cosine(o.peak_lr, o.peak_lr / 1e4, static_cast<double>(step - up) / std::max(1L, total - up));
+  }
+  if (o.warmup_steps > 0 && step < o.warmup_steps) {
+    return o.peak_lr * static_cast<double>(step + 1) / static_cast<double>(o.warmup_steps);
+  }
+  if (o.kind == "cosine") {
+    return cosine(o.peak_lr, 0.0, static_cast<double>(step - o.warmup_steps) / std::max(1L, total - o.warmup_steps));
+  }
+  return o.peak_lr;
+}
+
+}  // namespace cifar

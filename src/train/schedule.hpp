@@ -1,0 +1,22 @@
+// Learning-rate schedules, as a pure function of the optimiser step:
+//   constant — linear warm-up to the peak, then flat;
+//   cosine   — linear warm-up, then cosine decay to 0 at the last step;
+//   onecycle — PyTorch's OneCycleLR shape: from peak/25 up to the peak over the
+//              warm-up (30% of the run when no warm-up is given), then cosine
+//              down to peak/1e4.
+#pragma once
+
+#include <string>
+
+namespace cifar {
+
+struct ScheduleOptions {
+  std::string kind = "constant";
+  double peak_lr = 1e-3;
+  long total_steps = 1;
+  long warmup_steps = 0;
+};
+
+double learning_rate(const ScheduleOptions& options, long step);
+
+}  // namespace cifar

@@ -1,0 +1,69 @@
+// Temp-name + fsync + rename publication (see atomic_file.hpp).
+#include "util/atomic_file.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+
+#include "util/error.hpp"
+
+namespace cifar {
+namespace {
+void fsync_path(const std::string& path, int flags) {
+  const int fd = ::open(path.c_str(), flags);
+  if (fd < 0) throw Error("cannot open '" + path + "' to sync it: " + std::strerror(errno));
+  const int rc = ::fsync(fd);
+  const int err = errno;
+  ::close(fd);
+  if (rc != 0) throw Error("fsync of '" + path + "' failed: " + std::strerror(err));
+}
+}  // namespace
+
+std::string temporary_path_for(const std::string& final_path) {
+  const std::filesystem::path p(final_path);
+  const std::string name = "." + p.filename().string() + ".tmp-" + std::to_string(::getpid());
+  return (p.parent_path() / name).string();
+}
+
+void publish_atomically(const std::string& temp_path, const std::string& final_path) {
+  fsync_path(temp_path, O_RDONLY);
+  if (std::rename(temp_path.c_str(), final_path.c_str()) != 0) {
+    throw Error("cannot rename '" + temp_path + "' to '" + final_path + "': " + std::strerror(errno));
+  }
+  std::string folder = std::filesystem::path(final_path).parent_path().string();
+  fsync_path(folder.empty() ? "." : folder, O_RDONLY | O_DIRECTORY);
+}
+
+void write_file_atomically(const std::string& path, const std::vector<char>& bytes) {
+  const std::string temp = temporary_path_for(path);
+  TemporaryFileGuard guard(temp);
+  const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (fd < 0) {
+    throw Error("cannot write '" + path + "': cannot create '" + temp + "': " + std::strerror(errno) +
+                " (does the folder exist and is it writable?)");
+  }
+  size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      const std::string reason = std::strerror(errno);
+      ::close(fd);
+      throw Error("cannot write '" + temp + "': " + reason + " (disk full?)");
+    }
+    done += static_cast<size_t>(n);
+  }
+  if (::close(fd) != 0) throw Error("cannot close '" + temp + "': " + std::strerror(errno));
+  publish_atomically(temp, path);
+  guard.release();
+}
+
+TemporaryFileGuard::~TemporaryFileGuard() {
+  if (!path_.empty()) std::remove(path_.c_str());
+}
+
+}  // namespace cifar
