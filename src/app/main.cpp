@@ -1,14 +1,12 @@
 // cifar_mpi: parse the configuration, start MPI, then check the environment
 // or train. The only place that catches: a failure on any rank is logged once
 // and ends the whole job with a non-zero exit code, so no rank is left waiting.
-#include <optional>
-
 #include "comm/factory.hpp"
 #include "config/train_config.hpp"
 #include "dist/agreement.hpp"
 #include "dist/check_env.hpp"
 #include "dist/device.hpp"
-#include "dist/mpi_env.hpp"
+#include "dist/mpi_main.hpp"
 #include "util/error.hpp"
 #include "util/log.hpp"
 
@@ -38,26 +36,14 @@ int run_demo(const cifar::MpiEnvironment& env, const cifar::TrainConfig& config)
 
 int main(int argc, char** argv) {
   using namespace cifar;
-  std::optional<MpiEnvironment> env;
-  try {
-    env.emplace(&argc, &argv);
+  return run_mpi_main(argc, argv, [](MpiEnvironment& env, int argc, char** argv) {
     TrainConfig config;
-    agree_on_startup(env->comm(), [&] { config = parse_config(argc, argv); });
+    agree_on_startup(env.comm(), [&] { config = parse_config(argc, argv); });
     if (config.help) {
-      if (env->world().rank == 0) std::fputs(config_help().c_str(), stdout);
+      if (env.world().rank == 0) std::fputs(config_help().c_str(), stdout);
       return kExitOk;
     }
-    if (config.check_env) {
-      return run_check_env(*env, parse_backend(config.backend), parse_device(config.device));
-    }
-    return run_demo(*env, config);
-  } catch (const StartupFailure& e) {
-    return e.exit_code();  // reported once by the lowest failing rank; every rank exits cleanly
-  } catch (const Error& e) {
-    log::error(e.what());
-    MpiEnvironment::abort_job(e.exit_code());
-  } catch (const std::exception& e) {
-    log::error(std::string("unexpected failure: ") + e.what());
-    MpiEnvironment::abort_job(kExitFailure);
-  }
+    if (config.check_env) return run_check_env(env, parse_backend(config.backend), parse_device(config.device));
+    return run_demo(env, config);
+  });
 }

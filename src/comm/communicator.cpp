@@ -6,6 +6,19 @@
 
 namespace cifar {
 
+std::string dtype_name(torch::ScalarType t) {
+  switch (t) {
+    case torch::kFloat32: return "float32";
+    case torch::kFloat64: return "float64";
+    case torch::kBFloat16: return "bfloat16";
+    case torch::kFloat16: return "float16";
+    case torch::kInt64: return "int64";
+    case torch::kInt32: return "int32";
+    case torch::kUInt8: return "uint8";
+    default: return c10::toString(t);
+  }
+}
+
 std::string describe(const char* operation, const torch::Tensor& tensor) {
   const double bytes = static_cast<double>(tensor.numel()) * static_cast<double>(tensor.element_size());
   const char* unit = "B";
@@ -18,7 +31,7 @@ std::string describe(const char* operation, const torch::Tensor& tensor) {
     unit = "KiB";
   }
   return strprintf("%s of %lld %s (%.1f %s)", operation, static_cast<long long>(tensor.numel()),
-                   std::string(c10::toString(tensor.scalar_type())).c_str(), value, unit);
+                   dtype_name(tensor.scalar_type()).c_str(), value, unit);
 }
 
 void Communicator::check_tensor(const torch::Tensor& tensor, const char* operation) {

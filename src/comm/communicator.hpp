@@ -56,5 +56,6 @@ class Communicator {
 
 // Human-readable description for error messages: "all_reduce of 1024 float32 (4.0 KiB)".
 std::string describe(const char* operation, const torch::Tensor& tensor);
+std::string dtype_name(torch::ScalarType t);  // "float32", "bfloat16", ...
 
 }  // namespace cifar

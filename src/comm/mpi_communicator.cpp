@@ -101,7 +101,7 @@ class MpiWork final : public Work {
       : done_(std::move(done)), description_(std::move(description)), timeout_(timeout) {}
   void wait() override {
     if (done_.wait_for(timeout_) == std::future_status::timeout) {
-      throw CommTimeout(strprintf("%s did not complete within %.0f s (--comm-timeout): another rank is stalled, "
+      throw CommTimeout(strprintf("%s did not complete within %.1f s (--comm-timeout): another rank is stalled, "
                                   "dead or issued different collectives",
                                   description_.c_str(), std::chrono::duration<double>(timeout_).count()));
     }
@@ -175,7 +175,9 @@ MpiCommunicator::~MpiCommunicator() {
   engine_->wake.notify_one();
   if (idle) {
     engine_->thread.join();
-    MPI_Comm_free(&engine_->comm);
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    if (!finalized) MPI_Comm_free(&engine_->comm);  // a communicator may outlive MPI (static in tests)
   } else {
     engine_->thread.detach();  // stuck in a collective: the job is ending anyway
   }

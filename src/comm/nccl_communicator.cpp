@@ -180,7 +180,7 @@ class NcclCommunicator final : public Communicator {
           fail(it->description + " failed asynchronously: " + ncclGetErrorString(async), kExitFailure);
         }
         if (waited > timeout_) {
-          fail(strprintf("%s did not complete within %.0f s (--comm-timeout): another rank is stalled, dead or "
+          fail(strprintf("%s did not complete within %.1f s (--comm-timeout): another rank is stalled, dead or "
                          "issued different collectives",
                          it->description.c_str(), std::chrono::duration<double>(timeout_).count()),
                kExitCommTimeout);

@@ -1,0 +1,63 @@
+// The model registry and the state walk shared by every model.
+#include "model/model.hpp"
+
+#include <functional>
+
+#include "model/convnet.hpp"
+#include "model/resnet.hpp"
+#include "util/error.hpp"
+
+namespace cifar {
+namespace {
+
+struct RegistryEntry {
+  const char* name;
+  std::function<std::shared_ptr<Model>()> make;
+};
+
+const std::vector<RegistryEntry>& registry() {
+  static const std::vector<RegistryEntry> entries = {
+      {"convnet", [] { return std::make_shared<ConvNet>(); }},
+      {"resnet18", [] { return std::make_shared<ResNet18>(); }},
+  };
+  return entries;
+}
+
+void append_state(const torch::nn::Module& module, const std::string& prefix, std::vector<NamedTensor>& out) {
+  for (const auto& p : module.named_parameters(/*recurse=*/false)) out.emplace_back(prefix + p.key(), p.value());
+  for (const auto& b : module.named_buffers(/*recurse=*/false)) out.emplace_back(prefix + b.key(), b.value());
+  for (const auto& child : module.named_children()) append_state(*child.value(), prefix + child.key() + ".", out);
+}
+
+}  // namespace
+
+std::vector<NamedTensor> state_entries(const torch::nn::Module& module) {
+  std::vector<NamedTensor> out;
+  append_state(module, "", out);
+  return out;
+}
+
+void set_memory_format(torch::nn::Module& module, at::MemoryFormat format) {
+  torch::NoGradGuard no_grad;
+  for (auto& entry : state_entries(module)) {
+    torch::Tensor& t = entry.second;
+    if (t.dim() == 4) t.set_data(t.contiguous(format));
+  }
+}
+
+std::vector<std::string> model_names() {
+  std::vector<std::string> names;
+  for (const auto& e : registry()) names.emplace_back(e.name);
+  return names;
+}
+
+std::shared_ptr<Model> make_model(const std::string& name) {
+  std::string valid;
+  for (const auto& e : registry()) {
+    if (name == e.name) return e.make();
+    valid += (valid.empty() ? "" : ", ") + std::string(e.name);
+  }
+  throw ConfigError("--model: '" + name + "' is not a known model; valid names: " + valid);
+}
+
+}  // namespace cifar

@@ -1,0 +1,31 @@
+// Model files: a model's state dict written in torch.save's format, so that
+// Python's `torch.load(path)` followed by `ConvNet().load_state_dict(sd)` works,
+// and read back (from this program or from Python's torch.save) with every
+// name and shape checked. Files are replaced atomically.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "model/model.hpp"
+
+namespace cifar {
+
+// Writes `bytes` to `path` so that readers see the old file or the whole new
+// one, never a part: temp file in the same folder, fsync, rename, fsync the
+// folder. Throws CheckpointError naming the path and the system's reason.
+void write_file_atomically(const std::string& path, const std::vector<char>& bytes);
+
+// The model's state_dict (parameters then buffers of each module, in
+// PyTorch's order) as CPU contiguous tensors, written atomically to `path`.
+void save_state_dict(const Model& model, const std::string& path);
+
+// Reads a state dict written by save_state_dict, or by Python as a plain dict
+// (torch.save(dict(model.state_dict()), path)), into `model` (on any device).
+// LibTorch cannot read the OrderedDict that torch.save(model.state_dict())
+// writes; such a file gets an error that says how to re-save it. Every key
+// of the model must be present with the same shape and no key may be extra;
+// otherwise throws CheckpointError naming the path and the offending key.
+void load_state_dict(Model& model, const std::string& path);
+
+}  // namespace cifar

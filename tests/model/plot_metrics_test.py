@@ -1,0 +1,61 @@
+#!/usr/bin/python3
+"""tools/plot_metrics on two synthetic metrics files writes a real PNG, and a
+malformed file fails with a message naming its line.
+Usage: plot_metrics_test.py PLOT_METRICS WORK_DIR"""
+import json
+import math
+import os
+import subprocess
+import sys
+
+
+def write_run(path, epochs, speed, rate):
+    with open(path, "w") as f:
+        for e in range(epochs):
+            loss = 2.3 * math.exp(-rate * e) + 0.3
+            f.write(json.dumps({"epoch": e, "train_loss": loss, "test_loss": loss + 0.1,
+                                "test_accuracy": 1.0 - loss / 2.6, "lr": 1e-3,
+                                "images_per_second": speed + 10 * e, "epoch_seconds": 50000 / speed,
+                                "world_size": 2}) + "\n")
+
+
+def main():
+    tool, work = sys.argv[1], sys.argv[2]
+    os.makedirs(work, exist_ok=True)
+    a, b = os.path.join(work, "convnet_np2.jsonl"), os.path.join(work, "resnet18_np4.jsonl")
+    write_run(a, 10, 4000.0, 0.35)
+    write_run(b, 6, 1500.0, 0.6)
+    png = os.path.join(work, "metrics.png")
+    if os.path.exists(png):
+        os.unlink(png)
+    r = subprocess.run([sys.executable, tool, a, b, "--output", png, "--title", "synthetic"],
+                       capture_output=True, text=True)
+    print(r.stdout, r.stderr)
+    failures = []
+    if r.returncode != 0:
+        failures.append(f"plot_metrics exited {r.returncode}")
+    data = open(png, "rb").read() if os.path.exists(png) else b""
+    if not data.startswith(b"\x89PNG\r\n\x1a\n"):
+        failures.append(f"{png} is not a PNG")
+    if len(data) < 20000:
+        failures.append(f"{png} is only {len(data)} bytes: nothing drawn?")
+    if [f for f in os.listdir(work) if f.startswith(".plot_metrics.")]:
+        failures.append("temporary file left behind")
+
+    bad = os.path.join(work, "bad.jsonl")
+    with open(bad, "w") as f:
+        f.write('{"epoch": 0, "train_loss": 1.0}\n')
+    r = subprocess.run([sys.executable, tool, bad, "--output", os.path.join(work, "bad.png")],
+                       capture_output=True, text=True)
+    if r.returncode == 0 or "bad.jsonl:1: missing key(s) test_loss" not in r.stderr:
+        failures.append(f"malformed file not reported: rc={r.returncode} stderr={r.stderr!r}")
+
+    for f in failures:
+        print("FAIL", f)
+    if failures:
+        sys.exit(1)
+    print(f"ok: {png} ({len(data)} bytes)")
+
+
+if __name__ == "__main__":
+    main()
