@@ -64,7 +64,6 @@ load_env() {
     export PATH=$GPU_CUDA_HOME/bin:$PATH CUDACXX=$GPU_CUDA_HOME/bin/nvcc CUDAToolkit_ROOT=$GPU_CUDA_HOME
   fi
   PY=$(python_bin)
-  export OMP_NUM_THREADS=${OMP_NUM_THREADS:-4}
 }
 
 figure() { printf '%s\n' "$*" >"$figures/$step"; }
@@ -79,27 +78,28 @@ tool_bin() {
   echo "$f"
 }
 
-# images_per_second LOG [METRICS]: the last throughput cifar_mpi reported —
-# from its JSON Lines metrics (a key naming images per second) or else its log.
-images_per_second() {
+# last_metric KEY JSONL: KEY in the last record of a cifar_mpi metrics file
+# (JSON Lines: epoch, train_loss, test_loss, test_accuracy, images_per_second).
+last_metric() {
   "$PY" - "$@" <<'EOF'
-import json, re, sys
-rate = None
-if len(sys.argv) > 2:
-    try:
-        for line in open(sys.argv[2]):
-            rec = json.loads(line)
-            for k, v in rec.items():
-                if re.search(r"(images|img).*(per_s|_s$|second)", k) and isinstance(v, (int, float)):
-                    rate = v
-    except (OSError, ValueError):
-        pass
-if rate is None:
-    hits = re.findall(r"([0-9][0-9,.]*)\s*(?:images|img)/s|images_per_second[=: ]+([0-9.]+)", open(sys.argv[1]).read())
-    if hits:
-        rate = float((hits[-1][0] or hits[-1][1]).replace(",", ""))
-print("n/a" if rate is None else f"{rate:.0f}")
+import json, sys
+key, path, value = sys.argv[1], sys.argv[2], ""
+try:
+    for line in open(path):
+        value = json.loads(line).get(key, value)
+except (OSError, ValueError):
+    pass
+print(f"{value:.4g}" if isinstance(value, float) else value)
 EOF
+}
+
+# images_per_second NAME: the last epoch's rate of run NAME, from its metrics
+# file or else the last "N img/s" in its log.
+images_per_second() {
+  local rate
+  rate=$(last_metric images_per_second "$OUT/$1.jsonl")
+  [[ -n $rate ]] || rate=$(grep -oE '[0-9][0-9.]* ?(img|images)/s' "$OUT/$1.log" | tail -n1 | grep -oE '^[0-9.]+' || true)
+  if [[ -n $rate ]]; then printf '%.0f\n' "$rate"; else echo n/a; fi
 }
 
 # Open MPI binds each rank to one core by default; the trainer's threads need more.
@@ -113,24 +113,30 @@ step_deps() {
 }
 
 step_env() {
-  nvidia-smi
-  nvidia-smi --query-gpu=name,driver_version,memory.total,compute_cap --format=csv
+  local ok=0
+  nvidia-smi || ok=1
+  nvidia-smi --query-gpu=name,driver_version,memory.total,compute_cap --format=csv || ok=1
   echo "== toolchain"
-  { nvcc --version | tail -n2; gcc --version | head -n1; cmake --version | head -n1
-    ninja --version; ldd --version | head -n1; uname -r; } 2>&1
+  local tool
+  for tool in "nvcc --version" "gcc --version" "g++ --version" "cmake --version" "ninja --version" "ldd --version"; do
+    echo "$ $tool: $($tool 2>&1 | grep -m1 -iE 'release|[0-9]+\.[0-9]+' || echo missing)"
+  done
+  echo "kernel $(uname -r); $(grep -m1 PRETTY_NAME /etc/os-release 2>/dev/null || true)"
   echo "== python: $PY"
-  "$PY" - <<'EOF'
-import torch
+  "$PY" - <<'EOF' || ok=1
+import os, torch
 print("torch", torch.__version__, "cuda", torch.version.cuda, "available", torch.cuda.is_available(),
       "cxx11abi", torch.compiled_with_cxx11_abi(), "nccl", torch.cuda.nccl.version())
-print("device", torch.cuda.get_device_name(0), torch.cuda.get_device_capability(0))
 print("cmake_prefix_path", torch.utils.cmake_prefix_path)
-import nvidia.nccl, os
-print("nvidia.nccl", list(nvidia.nccl.__path__)[0], os.listdir(os.path.join(list(nvidia.nccl.__path__)[0], "lib")))
+import nvidia.nccl
+nccl = list(nvidia.nccl.__path__)[0]
+print("nvidia.nccl", nccl, sorted(os.listdir(os.path.join(nccl, "lib"))), os.path.exists(os.path.join(nccl, "include", "nccl.h")))
+print("device", torch.cuda.get_device_name(0), torch.cuda.get_device_capability(0))
 EOF
   local gpu
-  gpu=$(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | head -n1)
-  figure "$gpu; torch $("$PY" -c 'import torch; print(torch.__version__)')"
+  gpu=$(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null | head -n1 || true)
+  figure "${gpu:-no nvidia-smi}; torch $("$PY" -c 'import torch; print(torch.__version__)' 2>/dev/null || echo missing)"
+  return "$ok"
 }
 
 step_build() {
@@ -198,9 +204,8 @@ train() {
 }
 
 train_figure() {
-  local name=$1 loss
-  loss=$(grep -oE 'Loss: [0-9.]+' "$OUT/$name.log" | tail -n1 || true)
-  figure "${loss:-no loss line}; $(images_per_second "$OUT/$name.log" "$OUT/$name.jsonl") img/s"
+  local name=$1
+  figure "train_loss $(last_metric train_loss "$OUT/$name.jsonl"), test_accuracy $(last_metric test_accuracy "$OUT/$name.jsonl"), $(images_per_second "$name") img/s"
 }
 
 step_train_nccl() { train 1 nccl convnet 1 train_nccl; train_figure train_nccl; }
@@ -209,7 +214,7 @@ step_train_mpi2() { train 2 mpi convnet 1 train_mpi2; train_figure train_mpi2; }
 bench_cpp() {
   local model=$1
   train 1 nccl "$model" "$GPU_BENCH_EPOCHS" "bench_${model}_cpp" --eval false
-  figure "$(images_per_second "$OUT/bench_${model}_cpp.log" "$OUT/bench_${model}_cpp.jsonl")"
+  figure "$(images_per_second "bench_${model}_cpp")"
 }
 step_bench_convnet_cpp() { bench_cpp convnet; }
 step_bench_resnet18_cpp() { bench_cpp resnet18; }
@@ -270,7 +275,7 @@ ran=()
 write_summary() {
   local f=$OUT/summary.md s
   {
-    echo "# cifar_mpi GPU check — $(date -u '+%Y-%m-%d %H:%M UTC') on $(hostname)"
+    echo "# cifar_mpi GPU check — $(date -u '+%Y-%m-%d %H:%M UTC') on $(uname -n)"
     echo
     echo "| step | status | seconds | figure |"
     echo "|---|---|---|---|"
@@ -338,7 +343,7 @@ if [[ ${1:-} == __step ]]; then
   step=$2
   load_env
   mkdir -p "$figures"
-  echo "== $step on $(hostname) at $(date -u +%H:%M:%S)"
+  echo "== $step on $(uname -n) at $(date -u +%H:%M:%S)"
   "step_$step"
 else
   main "$@"

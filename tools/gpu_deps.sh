@@ -186,15 +186,13 @@ system_has() {
   return 1
 }
 
-# Open MPI's own libraries: always the carried ones, since its programs and
-# components must match them exactly.
-readonly kOpenMpiLibs='^lib(mpi|mpi_cxx|open-pal|open-rte|oshmem|ompitrace|mca_common_[a-z]+)\.so\.'
-
 # link_runtime_libs PREFIX: PREFIX/lib-run, the one directory on
-# LD_LIBRARY_PATH, links each carried shared library (main and fallback) whose
-# soname the system lacks, and Open MPI's own always. A library the system
-# already has (same soname, so ABI-compatible and often newer) is not
-# shadowed: system programs such as cmake keep their own copies.
+# LD_LIBRARY_PATH. It links every library of the main packages — the versions
+# the build compiles against: HDF5 refuses a library whose version differs from
+# its headers, and Open MPI's components, PMIx plugins and wrappers must match
+# their libraries — and each fallback library only where the system has no
+# library of that soname, so system copies of base libraries (zlib, OpenSSL,
+# libcurl, ...) are never shadowed.
 link_runtime_libs() {
   local prefix=$1 f so run=$1/lib-run
   command -v readelf >/dev/null || die "readelf (binutils) is needed to read sonames"
@@ -203,11 +201,11 @@ link_runtime_libs() {
   while IFS= read -r f; do
     so=$(elf_field "$f" SONAME)
     [[ -n $so && ! -e $run/$so ]] || continue
-    if [[ $so =~ $kOpenMpiLibs ]] || ! system_has "$so"; then
+    if [[ $f == "$prefix/usr/"* ]] || ! system_has "$so"; then
       ln -s "$f" "$run/$so"
     fi
-  done < <(find "$prefix/usr/lib/$kArch" "$prefix/fallback-root"/{lib,usr/lib}/"$kArch" \
-             -maxdepth 1 -xtype f -name 'lib*.so.*' 2>/dev/null | sort)
+  done < <(find "$prefix/usr/lib/$kArch" -maxdepth 1 -xtype f -name 'lib*.so.*' | sort
+           find "$prefix/fallback-root"/{lib,usr/lib}/"$kArch" -maxdepth 1 -xtype f -name 'lib*.so.*' 2>/dev/null | sort)
   log "lib-run: $(find "$run" -mindepth 1 | wc -l) carried libraries in use; the system provides the rest"
 }
 
