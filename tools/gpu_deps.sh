@@ -254,6 +254,16 @@ export OMPI_MCA_btl=self,vader,tcp
 export OMPI_MCA_btl_vader_single_copy_mechanism=none
 export OMPI_ALLOW_RUN_AS_ROOT=1
 export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+# mpirun refuses to start, even on one node, when its rsh launcher finds
+# neither ssh nor rsh; the isolated launcher starts local ranks only.
+gpu_deps_launcher=isolated
+for gpu_deps_dir in \${PATH//:/ }; do
+  for gpu_deps_agent in ssh rsh; do
+    [[ -f \$gpu_deps_dir/\$gpu_deps_agent && -x \$gpu_deps_dir/\$gpu_deps_agent ]] && gpu_deps_launcher=
+  done
+done
+[[ -z \$gpu_deps_launcher ]] || export OMPI_MCA_plm=\$gpu_deps_launcher
+unset gpu_deps_launcher gpu_deps_dir gpu_deps_agent
 # CMake: FindMPI interrogates these wrappers (which honour OPAL_PREFIX);
 # HDF5, Boost, LibArchive and GTest are found through CMAKE_PREFIX_PATH.
 GPU_DEPS_CMAKE_ARGS=(
@@ -308,6 +318,7 @@ cmd_selftest() {
   echo "== mpicc --version"; mpicc --version | head -n1
   echo "== mpicc --showme"; mpicc --showme
   echo "== mpirun --version"; mpirun --version | head -n1
+  echo "== launcher: ${OMPI_MCA_plm:-default (rsh agent found)}"
   echo "== h5dump --version"; h5dump --version
   echo "== ompi_info: relocated paths"
   ompi_info --path prefix --path pkglibdir --path sysconfdir --parsable | sed 's/^/  /'
@@ -338,7 +349,7 @@ EOF
 # prove: unpack into a temp prefix and run the selftest in a private mount
 # namespace where this machine's copies of the carried packages are hidden
 # (files replaced by /dev/null, their directories by an empty one), plus
-# libxml2 and libcurl to exercise the fallback libraries.
+# libxml2 and libcurl to exercise the fallback libraries, and ssh.
 cmd_prove() {
   local debs=${1:-.debs} prefix p
   prefix=$(mktemp -d /tmp/gpudeps.XXXXXX)
@@ -364,7 +375,9 @@ hidden_selftest() {
       mount --bind /dev/null "$f" && hidden=$((hidden + 1))
     fi
   done <"$list"
-  echo "== hidden $hidden system paths of the carried packages"
+  # Many containers have no ssh client either.
+  for f in $(type -P ssh rsh); do mount --bind /dev/null "$f"; done
+  echo "== hidden $hidden system paths of the carried packages, and ssh"
   link_runtime_libs "$prefix"
   cmd_selftest "$prefix"
 }
