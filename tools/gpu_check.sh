@@ -1,0 +1,350 @@
+#!/usr/bin/env bash
+# tools/gpu_check.sh — owns the proof run of cifar_mpi on a GPU machine that
+# has no network: unpack the carried Debian dependencies (tools/gpu_deps.sh),
+# build the `cuda` preset against the machine's pip LibTorch and NCCL, run the
+# GPU tests, train on synthetic data with NCCL (np 1) and with MPI on the GPU
+# (np 2), and time convnet and resnet18 against their Python peers.
+#
+# Every step logs to $OUT/<step>.log under its own timeout; a failing step
+# does not stop the others; $OUT/summary.md (rewritten after every step) has
+# the table. The whole run keeps to GPU_DEADLINE_S: a step that would start
+# later is reported SKIP.
+#
+# Usage, from the repository root:
+#   OUT=/some/dir bash tools/gpu_check.sh            # every step
+#   OUT=/some/dir bash tools/gpu_check.sh build test_gpu   # chosen steps, in order
+# Needs, carried next to the working tree: .debs (tools/gpu_deps.sh download)
+# and .gpu/seed_ddp.py (a copy of the reference recipe); .gpu/cifar-10-batches-bin
+# is optional (synthetic binary-layout data is made when it is absent).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+readonly repo=$PWD
+
+# ---- settings (environment) -------------------------------------------------
+: "${OUT:=$repo/build/gpu-check}"
+: "${GPU_DEADLINE_S:=450}"                 # whole run; keep under the device call's limit
+: "${GPU_DEBS:=.debs}"                     # from tools/gpu_deps.sh download
+: "${GPU_PREFIX:=/tmp/cifar-gpudeps}"      # where the .debs are unpacked
+: "${GPU_WORK:=/tmp/cifar-gpu-work}"       # data files, models, scratch
+: "${GPU_BUILD:=build/cuda}"               # the `cuda` preset's binary dir
+: "${GPU_JOBS:=$(nproc)}"
+: "${GPU_PYTHON:=}"                        # empty: /opt/torch/.venv/bin/python3, else python3
+: "${GPU_CUDA_HOME:=${CUDA_HOME:-/usr/local/cuda}}"
+: "${GPU_SEED_DDP:=.gpu/seed_ddp.py}"      # the Python reference recipe (convnet peer)
+: "${GPU_BIN_DATA:=.gpu/cifar-10-batches-bin}"  # binary-layout data for the Python peers
+: "${GPU_IMAGES:=20000}"                   # training images in the synthetic data sets
+: "${GPU_BATCH:=256}"                      # per-rank batch, both sides of each comparison
+: "${GPU_BENCH_EPOCHS:=2}"                 # the last epoch's rate is the cifar_mpi figure
+: "${GPU_SEED_WORKERS:=8}"                 # DataLoader workers for seed_ddp.py
+# cifar_pack arguments before `--output FILE` (the data tool's synthetic mode).
+: "${GPU_PACK_ARGS:=--synthetic $GPU_IMAGES}"
+# Arguments every cifar_mpi run shares; the training runs add theirs.
+: "${GPU_TRAIN_ARGS:=--batch-size $GPU_BATCH --log-every 10}"
+: "${GPU_STEP_TIMEOUTS:=deps=120 env=60 build=330 test_gpu=120 pack=60 train_nccl=90 train_mpi2=90 bench_convnet_cpp=90 bench_convnet_py=120 bench_resnet18_cpp=90 bench_resnet18_py=90 test_cpu=150}"
+readonly kAllSteps=(deps env build test_gpu pack train_nccl train_mpi2
+                    bench_convnet_cpp bench_convnet_py bench_resnet18_cpp bench_resnet18_py test_cpu)
+
+h5=$GPU_WORK/synthetic.h5
+figures=$GPU_WORK/figures
+
+# ---- helpers ------------------------------------------------------------------
+python_bin() {
+  if [[ -n $GPU_PYTHON ]]; then echo "$GPU_PYTHON"
+  elif [[ -x /opt/torch/.venv/bin/python3 ]]; then echo /opt/torch/.venv/bin/python3
+  else command -v python3; fi
+}
+
+# load_env: the relocated dependencies, CUDA's tools, the Python with torch.
+load_env() {
+  if [[ -f $GPU_PREFIX/env.sh ]]; then
+    # shellcheck source=/dev/null
+    source "$GPU_PREFIX/env.sh"
+  fi
+  if [[ -x $GPU_CUDA_HOME/bin/nvcc ]]; then
+    export PATH=$GPU_CUDA_HOME/bin:$PATH CUDACXX=$GPU_CUDA_HOME/bin/nvcc CUDAToolkit_ROOT=$GPU_CUDA_HOME
+  fi
+  PY=$(python_bin)
+}
+
+figure() { printf '%s\n' "$*" >"$figures/$step"; }
+
+cifar_mpi_bin() { echo "$repo/$GPU_BUILD/cifar_mpi"; }
+
+# tool_bin NAME: a built tool, wherever its folder's CMakeLists puts it.
+tool_bin() {
+  local f
+  f=$(find "$repo/$GPU_BUILD" -name "$1" -type f -perm -u+x -print -quit 2>/dev/null)
+  [[ -n $f ]] || { echo "$1 was not built under $GPU_BUILD" >&2; return 1; }
+  echo "$f"
+}
+
+# last_metric KEY JSONL: KEY in the last record of a cifar_mpi metrics file
+# (JSON Lines: epoch, train_loss, test_loss, test_accuracy, images_per_second).
+last_metric() {
+  "$PY" - "$@" <<'EOF'
+import json, sys
+key, path, value = sys.argv[1], sys.argv[2], ""
+try:
+    for line in open(path):
+        value = json.loads(line).get(key, value)
+except (OSError, ValueError):
+    pass
+print(f"{value:.4g}" if isinstance(value, float) else value)
+EOF
+}
+
+# images_per_second NAME: the last epoch's rate of run NAME, from its metrics
+# file or else the last "N img/s" in its log.
+images_per_second() {
+  local rate
+  rate=$(last_metric images_per_second "$OUT/$1.jsonl")
+  [[ -n $rate ]] || rate=$(grep -oE '[0-9][0-9.]* ?(img|images)/s' "$OUT/$1.log" | tail -n1 | grep -oE '^[0-9.]+' || true)
+  if [[ -n $rate ]]; then printf '%.0f\n' "$rate"; else echo n/a; fi
+}
+
+# Open MPI binds each rank to one core by default; the trainer's threads need more.
+readonly kMpirun=(mpirun --bind-to none)
+
+# ---- steps (each runs in its own process, under `timeout`) ---------------------
+step_deps() {
+  bash tools/gpu_deps.sh unpack "$GPU_DEBS" "$GPU_PREFIX"
+  bash tools/gpu_deps.sh selftest "$GPU_PREFIX"
+  figure "prefix $(du -sh "$GPU_PREFIX" | cut -f1); $(grep -c 'hello from rank' "$OUT/deps.log" || true)/2 MPI ranks"
+}
+
+step_env() {
+  local ok=0
+  nvidia-smi || ok=1
+  nvidia-smi --query-gpu=name,driver_version,memory.total,compute_cap --format=csv || ok=1
+  echo "== toolchain"
+  local tool
+  for tool in "nvcc --version" "gcc --version" "g++ --version" "cmake --version" "ninja --version" "ldd --version"; do
+    echo "$ $tool: $($tool 2>&1 | grep -m1 -iE 'release|[0-9]+\.[0-9]+' || echo missing)"
+  done
+  echo "kernel $(uname -r); $(grep -m1 PRETTY_NAME /etc/os-release 2>/dev/null || true)"
+  echo "== python: $PY"
+  "$PY" - <<'EOF' || ok=1
+import os, torch
+print("torch", torch.__version__, "cuda", torch.version.cuda, "available", torch.cuda.is_available(),
+      "cxx11abi", torch.compiled_with_cxx11_abi(), "nccl", torch.cuda.nccl.version())
+print("cmake_prefix_path", torch.utils.cmake_prefix_path)
+import nvidia.nccl
+nccl = list(nvidia.nccl.__path__)[0]
+print("nvidia.nccl", nccl, sorted(os.listdir(os.path.join(nccl, "lib"))), os.path.exists(os.path.join(nccl, "include", "nccl.h")))
+print("device", torch.cuda.get_device_name(0), torch.cuda.get_device_capability(0))
+EOF
+  local gpu
+  gpu=$(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null | head -n1 || true)
+  figure "${gpu:-no nvidia-smi}; torch $("$PY" -c 'import torch; print(torch.__version__)' 2>/dev/null || echo missing)"
+  return "$ok"
+}
+
+step_build() {
+  local torch_prefix nccl_root
+  torch_prefix=$("$PY" -c 'import torch; print(torch.utils.cmake_prefix_path)')
+  nccl_root=$("$PY" -c 'import nvidia.nccl; print(list(nvidia.nccl.__path__)[0])')
+  local args=(--preset cuda -DCIFAR_BUILD_TESTS=ON
+              "-DCMAKE_PREFIX_PATH=$torch_prefix;$GPU_PREFIX/usr"
+              "-DNCCL_ROOT=$nccl_root" "-DPython3_EXECUTABLE=$PY")
+  if declare -p GPU_DEPS_CMAKE_ARGS >/dev/null 2>&1; then args+=("${GPU_DEPS_CMAKE_ARGS[@]}"); fi
+  local t0=$SECONDS
+  cmake "${args[@]}" | tee "$GPU_WORK/configure.txt"
+  local summary
+  summary=$(grep -o 'LibTorch .*NCCL communicator: [A-Z]*' "$GPU_WORK/configure.txt" || true)
+  cmake --build "$GPU_BUILD" -j "$GPU_JOBS"
+  grep -E '^(Torch_DIR|NCCL_LIBRARY|MPI_mpi_LIBRARY|HDF5_hdf5_LIBRARY_RELEASE|Boost_DIR|LibArchive_LIBRARY|GTest_DIR|CMAKE_CUDA_COMPILER):' \
+    "$GPU_BUILD/CMakeCache.txt" | tee "$OUT/cmake_found.txt"
+  ldd "$(cifar_mpi_bin)" | grep -E 'torch|c10|nccl|mpi|hdf5|boost|archive|not found' | tee "$OUT/cifar_mpi_ldd.txt"
+  figure "${summary:-configure summary missing}; built in $((SECONDS - t0)) s, $GPU_JOBS jobs"
+  "$(cifar_mpi_bin)" --help >/dev/null
+  # A GPU build that fell back to the NCCL stub or a CPU LibTorch proves nothing.
+  [[ $summary == *"CUDA in LibTorch: ON"*"NCCL communicator: ON" ]] ||
+    { echo "the build has no CUDA LibTorch or no NCCL communicator: $summary"; return 1; }
+}
+
+# ctest_figure LOG: "passed/total" from ctest's summary line.
+ctest_figure() {
+  sed -nE 's/.*tests passed, ([0-9]+) tests failed out of ([0-9]+).*/\2 \1/p' "$1" | tail -n1 |
+    awk '{printf "%d/%d passed", $1 - $2, $1}'
+}
+
+step_test_gpu() {
+  ctest --test-dir "$GPU_BUILD" -L gpu --no-tests=error --output-on-failure --timeout 100 -j 1 ||
+    { figure "$(ctest_figure "$OUT/test_gpu.log")"; return 1; }
+  figure "$(ctest_figure "$OUT/test_gpu.log")"
+}
+
+step_test_cpu() {
+  # The CPU-side suites on this machine; the no-GPU failure test does not apply here.
+  ctest --test-dir "$GPU_BUILD" -L 'unit|mpi' -E 'nccl_without_gpu' --output-on-failure --timeout 100 \
+    -j "$((GPU_JOBS / 4 > 0 ? GPU_JOBS / 4 : 1))" ||
+    { figure "$(ctest_figure "$OUT/test_cpu.log")"; return 1; }
+  figure "$(ctest_figure "$OUT/test_cpu.log")"
+}
+
+step_pack() {
+  local pack args
+  pack=$(tool_bin cifar_pack)
+  read -r -a args <<<"$GPU_PACK_ARGS"
+  mkdir -p "$GPU_WORK"
+  "$pack" "${args[@]}" --output "$h5"
+  h5dump -H "$h5" | head -n 40 || true
+  figure "$(du -h "$h5" | cut -f1) $(basename "$h5") ($GPU_PACK_ARGS)"
+}
+
+# train NP BACKEND MODEL EPOCHS NAME [extra args...]: one cifar_mpi run on the
+# synthetic file; its metrics go to $OUT/NAME.jsonl.
+train() {
+  local np=$1 backend=$2 model=$3 epochs=$4 name=$5 common
+  shift 5
+  read -r -a common <<<"$GPU_TRAIN_ARGS"
+  "${kMpirun[@]}" -np "$np" "$(cifar_mpi_bin)" --backend "$backend" --device cuda --model "$model" \
+    --data "$h5" --epochs "$epochs" --output "$GPU_WORK/$name.pth" --metrics "$OUT/$name.jsonl" \
+    "${common[@]}" "$@"
+}
+
+train_figure() {
+  local name=$1
+  figure "train_loss $(last_metric train_loss "$OUT/$name.jsonl"), test_accuracy $(last_metric test_accuracy "$OUT/$name.jsonl"), $(images_per_second "$name") img/s"
+}
+
+step_train_nccl() { train 1 nccl convnet 1 train_nccl; train_figure train_nccl; }
+step_train_mpi2() { train 2 mpi convnet 1 train_mpi2; train_figure train_mpi2; }
+
+bench_cpp() {
+  local model=$1
+  train 1 nccl "$model" "$GPU_BENCH_EPOCHS" "bench_${model}_cpp" --eval false
+  figure "$(images_per_second "bench_${model}_cpp")"
+}
+step_bench_convnet_cpp() { bench_cpp convnet; }
+step_bench_resnet18_cpp() { bench_cpp resnet18; }
+
+# binary_data: the Python peers' CIFAR-10 binary folder (synthetic when not carried).
+binary_data() {
+  if [[ -f $GPU_BIN_DATA/data_batch_1.bin ]]; then echo "$GPU_BIN_DATA"; return; fi
+  local dir=$GPU_WORK/cifar-10-batches-bin-$GPU_IMAGES
+  if [[ ! -f $dir/test_batch.bin ]]; then
+    mkdir -p "$dir"
+    "$PY" - "$dir" "$GPU_IMAGES" <<'EOF'
+import os, sys
+import numpy as np
+out, n = sys.argv[1], int(sys.argv[2])
+rng = np.random.default_rng(0)
+def write(name, rows):
+    raw = rng.integers(0, 256, (rows, 3073), dtype=np.uint8)
+    raw[:, 0] = rng.integers(0, 10, rows)
+    raw.tofile(os.path.join(out, name + ".tmp"))
+    os.replace(os.path.join(out, name + ".tmp"), os.path.join(out, name))
+for i in range(1, 6):
+    write(f"data_batch_{i}.bin", -(-n // 5))
+write("test_batch.bin", 1000)
+EOF
+  fi
+  echo "$dir"
+}
+
+step_bench_convnet_py() {
+  [[ -f $GPU_SEED_DDP ]] || { echo "$GPU_SEED_DDP missing: carry a copy of the reference recipe seed_ddp.py"; return 1; }
+  local data
+  data=$(binary_data)
+  "$PY" "$GPU_SEED_DDP" --data "$data" --world-size 1 --epochs "$GPU_BENCH_EPOCHS" --batch-size "$GPU_BATCH" \
+    --limit "$GPU_IMAGES" --workers "$GPU_SEED_WORKERS" --out "$GPU_WORK/seed_model.pth"
+  figure "$(grep -oE 'images_per_second=[0-9.]+' "$OUT/bench_convnet_py.log" | tail -n1 | cut -d= -f2)"
+}
+
+step_bench_resnet18_py() {
+  local data
+  data=$(binary_data)
+  "$PY" tools/bench/torch_resnet_bench.py --batch-size "$GPU_BATCH" --steps 60 --warmup 10 --channels-last \
+    --data "$data" --limit "$GPU_IMAGES"
+  figure "$(grep -oE 'images_per_second=[0-9.]+' "$OUT/bench_resnet18_py.log" | tail -n1 | cut -d= -f2)"
+}
+
+# ---- the driver -------------------------------------------------------------------
+step_timeout() {
+  local kv
+  for kv in $GPU_STEP_TIMEOUTS; do
+    [[ ${kv%%=*} == "$1" ]] && { echo "${kv#*=}"; return; }
+  done
+  echo 120
+}
+
+declare -A status=() seconds=()
+ran=()
+
+write_summary() {
+  local f=$OUT/summary.md s
+  {
+    echo "# cifar_mpi GPU check — $(date -u '+%Y-%m-%d %H:%M UTC') on $(uname -n)"
+    echo
+    echo "| step | status | seconds | figure |"
+    echo "|---|---|---|---|"
+    for s in "${ran[@]}"; do
+      echo "| $s | ${status[$s]} | ${seconds[$s]} | $(cat "$figures/$s" 2>/dev/null || true) |"
+    done
+    echo
+    echo "| model | cifar_mpi img/s (np 1, NCCL) | Python peer img/s | cifar_mpi / Python |"
+    echo "|---|---|---|---|"
+    local m c p
+    for m in convnet resnet18; do
+      c=$(cat "$figures/bench_${m}_cpp" 2>/dev/null || echo n/a)
+      p=$(cat "$figures/bench_${m}_py" 2>/dev/null || echo n/a)
+      echo "| $m | $c | $p | $(awk -v c="$c" -v p="$p" 'BEGIN{ if (c+0 > 0 && p+0 > 0) printf "%.2f", c/p; else print "n/a" }') |"
+    done
+    echo
+    echo "Python peers: convnet = seed_ddp.py (the reference recipe, DataLoader + PIL transforms);"
+    echo "resnet18 = tools/bench/torch_resnet_bench.py (device-resident data). Logs: <step>.log."
+  } >"$f.tmp"
+  mv "$f.tmp" "$f"
+}
+
+run_step() {
+  local name=$1 limit left rc
+  left=$((GPU_DEADLINE_S - SECONDS))
+  limit=$(step_timeout "$name")
+  ((limit < left)) || limit=$left
+  ran+=("$name")
+  if ((limit < 10)); then
+    status[$name]="SKIP (deadline)"; seconds[$name]=0
+    write_summary
+    return
+  fi
+  local t0=$SECONDS
+  echo "gpu_check: $name (limit ${limit}s)"
+  if timeout -k 10 "$limit" bash "$0" __step "$name" >"$OUT/$name.log" 2>&1; then
+    status[$name]=PASS
+  else
+    rc=$?
+    if ((rc == 124 || rc == 137)); then status[$name]="FAIL (timeout ${limit}s)"; else status[$name]="FAIL (exit $rc)"; fi
+  fi
+  seconds[$name]=$((SECONDS - t0))
+  echo "gpu_check: $name ${status[$name]} in ${seconds[$name]}s"
+  write_summary
+}
+
+main() {
+  mkdir -p "$OUT" "$GPU_WORK" "$figures"
+  OUT=$(cd "$OUT" && pwd)
+  export OUT GPU_DEADLINE_S GPU_DEBS GPU_PREFIX GPU_WORK GPU_BUILD GPU_JOBS GPU_PYTHON GPU_CUDA_HOME \
+         GPU_SEED_DDP GPU_BIN_DATA GPU_IMAGES GPU_BATCH GPU_BENCH_EPOCHS GPU_SEED_WORKERS GPU_PACK_ARGS \
+         GPU_TRAIN_ARGS GPU_STEP_TIMEOUTS
+  rm -f "$figures"/*
+  local steps=("$@")
+  ((${#steps[@]})) || steps=("${kAllSteps[@]}")
+  local s
+  for s in "${steps[@]}"; do
+    declare -F "step_$s" >/dev/null || { echo "gpu_check: unknown step '$s' (steps: ${kAllSteps[*]})" >&2; exit 2; }
+  done
+  for s in "${steps[@]}"; do run_step "$s"; done
+  cat "$OUT/summary.md"
+}
+
+if [[ ${1:-} == __step ]]; then
+  step=$2
+  load_env
+  mkdir -p "$figures"
+  echo "== $step on $(uname -n) at $(date -u +%H:%M:%S)"
+  "step_$step"
+else
+  main "$@"
+fi
