@@ -24,6 +24,8 @@ void visit_options(TrainConfig& c, Visitor&& v) {
   v("drop-last", c.drop_last, "drop the tail that does not fill a batch / divide by the world size");
   v("normalize", c.normalize, "recipe (mean 0.5, std 0.5, as the Python recipe) | dataset (the file's mean/std)");
   v("loader-threads", c.loader_threads, "background threads preparing batches per rank (0: prepare inline)");
+  v("data-on-device", c.data_on_device,
+    "GPUs: hold the uint8 splits on the device and gather, augment and normalise there (no CPU in the loop)");
   v("model", c.model, "convnet (the reference recipe) | resnet18");
   v("epochs", c.epochs, "training epochs");
   v("max-steps", c.max_steps, "stop after this many optimiser steps (0: no limit)");

@@ -23,6 +23,7 @@ struct TrainConfig {
   bool drop_last = false;
   std::string normalize = "recipe";  // recipe (mean 0.5, std 0.5) | dataset (file's mean/std)
   int loader_threads = 1;            // background batch-preparation threads per rank
+  bool data_on_device = true;        // GPUs: keep the uint8 splits on the device
 
   // model and optimisation
   std::string model = "convnet";

@@ -38,6 +38,13 @@ BatchLoader::BatchLoader(const Split& split, std::vector<int64_t> indices, int64
   }
   const auto count = static_cast<int64_t>(indices.size());
   indices_ = torch::from_blob(indices.data(), {count}, torch::kLong).clone();
+  if (resident()) {
+    // The split already lives on the device: gather, augment and normalise
+    // there; no host work per batch, so no prefetch thread either.
+    indices_ = indices_.to(images_.device());
+    labels_ = labels_.to(images_.device());
+    options_.prefetch_depth = 0;
+  }
   num_batches_ = options_.drop_last ? count / batch_size : (count + batch_size - 1) / batch_size;
   if (options_.prefetch_depth > 0) {
     prefetcher_ = std::make_unique<Prefetcher<Batch>>([this] { return produce(); }, options_.prefetch_depth);
@@ -57,6 +64,13 @@ std::optional<Batch> BatchLoader::produce() {
   batch.index = produced_++;
   torch::Tensor raw = images_.index_select(0, idx);
   batch.labels = labels_.index_select(0, idx);
+  if (resident()) {
+    if (options_.augment) {
+      raw = crop_and_flip_gather(raw, draw_augmentation(size, options_.pad, generator_), options_.pad);
+    }
+    batch.images = normalize_batch(raw, options_.normalization);
+    return batch;
+  }
   if (options_.augment) raw = crop_and_flip(raw, draw_augmentation(size, options_.pad, generator_), options_.pad);
   const bool to_device = !device_.is_cpu();
   const bool pin = device_.is_cuda();

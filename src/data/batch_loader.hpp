@@ -15,6 +15,10 @@
 // thread timing. An error in the background thread is rethrown by next().
 // For a CUDA device, batches are copied from pinned memory with non_blocking
 // (ordered on the current stream of the loader thread, the default stream).
+// GPU-resident data: when the split's images are already on the device
+// (split.images.to(device) once, ~150 MB for CIFAR-10), batches are gathered,
+// augmented (crop_and_flip_gather, same draws as on the CPU) and normalised
+// on the device, with no CPU work in the loop.
 #pragma once
 
 #include <torch/torch.h>
@@ -60,6 +64,8 @@ class BatchLoader {
 
  private:
   std::optional<Batch> produce();  // builds the next batch (runs on the prefetch thread)
+  // The split's images were put on the device by the caller (GPU-resident data).
+  bool resident() const { return !images_.device().is_cpu(); }
 
   torch::Tensor images_, labels_;  // the whole split, uint8 [N,3,32,32] and int64 [N]
   torch::Tensor indices_;          // int64 [num indices]

@@ -63,6 +63,22 @@ torch::Tensor crop_and_flip(const torch::Tensor& images, const AugmentDraws& dra
   return out;
 }
 
+torch::Tensor crop_and_flip_gather(const torch::Tensor& images, const AugmentDraws& draws, int pad) {
+  CIFAR_CHECK(images.dim() == 4 && images.scalar_type() == torch::kUInt8, DataError,
+              "crop_and_flip_gather expects a uint8 batch [B,C,H,W]");
+  const auto device = images.device();
+  const int64_t b = images.size(0), c = images.size(1), h = images.size(2), w = images.size(3);
+  const auto longs = torch::TensorOptions().dtype(torch::kLong).device(device);
+  const torch::Tensor padded = torch::constant_pad_nd(images, {pad, pad, pad, pad}, 0);
+  const torch::Tensor offsets = draws.offsets.to(longs);
+  const torch::Tensor flips = draws.flips.to(torch::TensorOptions().dtype(torch::kBool).device(device)).view({b, 1});
+  const torch::Tensor across = torch::arange(w, longs).view({1, w});
+  const torch::Tensor rows = torch::arange(h, longs).view({1, h}) + offsets.select(1, 0).view({b, 1});
+  const torch::Tensor cols = torch::where(flips, (w - 1) - across, across) + offsets.select(1, 1).view({b, 1});
+  const torch::Tensor picked_rows = padded.gather(2, rows.view({b, 1, h, 1}).expand({b, c, h, w + 2 * pad}));
+  return picked_rows.gather(3, cols.view({b, 1, 1, w}).expand({b, c, h, w}));
+}
+
 torch::Tensor normalize_batch(const torch::Tensor& images, const Normalization& n) {
   CIFAR_CHECK(images.dim() == 4 && images.size(1) == 3 && images.scalar_type() == torch::kUInt8, DataError,
               "normalize_batch expects a uint8 batch [B,3,H,W]");

@@ -43,6 +43,10 @@ AugmentDraws draw_augmentation(int64_t batch_size, int pad, at::Generator& gener
 // with x' = W-1-x when flipped, where padded is the image with `pad` zero pixels around it.
 torch::Tensor crop_and_flip(const torch::Tensor& images, const AugmentDraws& draws, int pad);
 
+// The same crop and flip as tensor gathers, for a batch on any device (the
+// GPU-resident path). Equal to crop_and_flip for the same draws (a test).
+torch::Tensor crop_and_flip_gather(const torch::Tensor& images, const AugmentDraws& draws, int pad);
+
 // uint8 [B,3,H,W] -> float [B,3,H,W] on the same device.
 torch::Tensor normalize_batch(const torch::Tensor& images, const Normalization& normalization);
 

@@ -62,6 +62,14 @@ TEST(BatchTransform, CropAndFlipMatchPerPixelReference) {
   }
 }
 
+TEST(BatchTransform, GatherCropAndFlipEqualsTheLoop) {
+  // The GPU-resident path's tensor version, checked on the CPU against the loop.
+  const Split s = random_split(64, 9);
+  at::Generator gen = at::detail::createCPUGenerator(23);
+  const AugmentDraws d = draw_augmentation(64, 4, gen);
+  EXPECT_TRUE(torch::equal(crop_and_flip_gather(s.images, d, 4), crop_and_flip(s.images, d, 4)));
+}
+
 TEST(BatchLoader, BatchesFollowTheIndicesAndNormalise) {
   const Split s = random_split(100, 6);
   std::vector<int64_t> indices;
