@@ -22,7 +22,7 @@ readonly repo=$PWD
 
 # ---- settings (environment) -------------------------------------------------
 : "${OUT:=$repo/build/gpu-check}"
-: "${GPU_DEADLINE_S:=450}"                 # whole run; keep under the device call's limit
+: "${GPU_DEADLINE_S:=420}"                 # whole run; keep under the device call's limit
 : "${GPU_DEBS:=.debs}"                     # from tools/gpu_deps.sh download
 : "${GPU_PREFIX:=/tmp/cifar-gpudeps}"      # where the .debs are unpacked
 : "${GPU_WORK:=/tmp/cifar-gpu-work}"       # data files, models, scratch
@@ -40,9 +40,10 @@ readonly repo=$PWD
 : "${GPU_PACK_ARGS:=--synthetic $GPU_IMAGES}"
 # Arguments every cifar_mpi run shares; the training runs add theirs.
 : "${GPU_TRAIN_ARGS:=--batch-size $GPU_BATCH --log-every 10}"
-: "${GPU_STEP_TIMEOUTS:=deps=120 env=60 build=330 test_gpu=120 pack=60 train_nccl=90 train_mpi2=90 bench_convnet_cpp=90 bench_convnet_py=120 bench_resnet18_cpp=90 bench_resnet18_py=90 test_cpu=150}"
+: "${GPU_STEP_TIMEOUTS:=deps=90 env=45 build=300 test_gpu=90 pack=45 train_nccl=60 train_mpi2=60 bench_convnet_cpp=60 bench_convnet_py=90 bench_resnet18_cpp=60 bench_resnet18_py=60 bench_convnet_bf16=45 bench_resnet18_bf16=45 bench_resnet18_nocl=45 bench_convnet_host=45 test_cpu=120}"
 readonly kAllSteps=(deps env build test_gpu pack train_nccl train_mpi2
-                    bench_convnet_cpp bench_convnet_py bench_resnet18_cpp bench_resnet18_py test_cpu)
+                    bench_convnet_cpp bench_convnet_py bench_resnet18_cpp bench_resnet18_py
+                    bench_convnet_bf16 bench_resnet18_bf16 bench_resnet18_nocl bench_convnet_host test_cpu)
 
 h5=$GPU_WORK/synthetic.h5
 figures=$GPU_WORK/figures
@@ -211,13 +212,20 @@ train_figure() {
 step_train_nccl() { train 1 nccl convnet 1 train_nccl; train_figure train_nccl; }
 step_train_mpi2() { train 2 mpi convnet 1 train_mpi2; train_figure train_mpi2; }
 
+# bench_cpp MODEL VARIANT [extra args...]: images/s of one cifar_mpi setting.
 bench_cpp() {
-  local model=$1
-  train 1 nccl "$model" "$GPU_BENCH_EPOCHS" "bench_${model}_cpp" --eval false
-  figure "$(images_per_second "bench_${model}_cpp")"
+  local model=$1 variant=$2
+  shift 2
+  train 1 nccl "$model" "$GPU_BENCH_EPOCHS" "bench_${model}_${variant}" --eval false "$@"
+  figure "$(images_per_second "bench_${model}_${variant}")"
 }
-step_bench_convnet_cpp() { bench_cpp convnet; }
-step_bench_resnet18_cpp() { bench_cpp resnet18; }
+step_bench_convnet_cpp() { bench_cpp convnet cpp; }
+step_bench_resnet18_cpp() { bench_cpp resnet18 cpp; }
+# Speed options, each against the default (fp32, channels_last, data on the GPU).
+step_bench_convnet_bf16() { bench_cpp convnet bf16 --precision bf16; }
+step_bench_resnet18_bf16() { bench_cpp resnet18 bf16 --precision bf16; }
+step_bench_resnet18_nocl() { bench_cpp resnet18 nocl --channels-last false; }
+step_bench_convnet_host() { bench_cpp convnet host --data-on-device false; }
 
 # binary_data: the Python peers' CIFAR-10 binary folder (synthetic when not carried).
 binary_data() {
@@ -290,6 +298,12 @@ write_summary() {
       c=$(cat "$figures/bench_${m}_cpp" 2>/dev/null || echo n/a)
       p=$(cat "$figures/bench_${m}_py" 2>/dev/null || echo n/a)
       echo "| $m | $c | $p | $(awk -v c="$c" -v p="$p" 'BEGIN{ if (c+0 > 0 && p+0 > 0) printf "%.2f", c/p; else print "n/a" }') |"
+    done
+    echo
+    echo "| variant | img/s |"
+    echo "|---|---|"
+    for m in convnet_bf16 resnet18_bf16 resnet18_nocl convnet_host; do
+      echo "| $m | $(cat "$figures/bench_$m" 2>/dev/null || echo n/a) |"
     done
     echo
     echo "Python peers: convnet = seed_ddp.py (the reference recipe, DataLoader + PIL transforms);"
