@@ -4,6 +4,20 @@
 # Decides at configure time whether the NCCL communicator is compiled
 # (CIFAR_HAVE_NCCL) and whether LibTorch itself has CUDA (CIFAR_TORCH_HAS_CUDA).
 
+# ccache cannot cache compiles that use a precompiled header unless told that
+# the header's macros and timestamps are safe to ignore; base_dir makes hits
+# work across clones in different folders (CI builds a fresh clone).
+if(CMAKE_CXX_COMPILER_LAUNCHER MATCHES "ccache$")
+  set(_launcher ${CMAKE_BINARY_DIR}/ccache-launcher.sh)
+  file(WRITE ${_launcher}
+       "#!/bin/sh\n"
+       "export CCACHE_SLOPPINESS=pch_defines,time_macros,include_file_mtime,include_file_ctime\n"
+       "export CCACHE_BASEDIR=${CMAKE_SOURCE_DIR}\n"
+       "exec ${CMAKE_CXX_COMPILER_LAUNCHER} \"$@\"\n")
+  file(CHMOD ${_launcher} PERMISSIONS OWNER_READ OWNER_WRITE OWNER_EXECUTE GROUP_READ GROUP_EXECUTE WORLD_READ WORLD_EXECUTE)
+  set(CMAKE_CXX_COMPILER_LAUNCHER ${_launcher})
+endif()
+
 find_package(MPI REQUIRED COMPONENTS CXX)
 find_package(HDF5 REQUIRED COMPONENTS C)
 find_package(Boost 1.71 REQUIRED COMPONENTS program_options)

@@ -200,7 +200,7 @@ std::unique_ptr<Work> MpiCommunicator::all_reduce_async(torch::Tensor tensor, Re
     if (op == ReduceOp::Average) average_in_place(view.host, size);
     view.write_back();
   });
-  return std::make_unique<MpiWork>(std::move(done), process_tag() + " " + description, timeout_);
+  return std::make_unique<MpiWork>(std::move(done), description, timeout_);
 }
 
 void MpiCommunicator::all_reduce(torch::Tensor& tensor, ReduceOp op) {
@@ -219,7 +219,7 @@ void MpiCommunicator::broadcast(torch::Tensor& tensor, int root) {
                    [&](void* p, int n) { MPI_CHECK(MPI_Bcast(p, n, type, root, comm)); });
     view.write_back();
   });
-  MpiWork(std::move(done), process_tag() + " " + describe("broadcast", tensor), timeout_).wait();
+  MpiWork(std::move(done), describe("broadcast", tensor), timeout_).wait();
 }
 
 torch::Tensor MpiCommunicator::all_gather(const torch::Tensor& tensor) {
@@ -236,14 +236,14 @@ torch::Tensor MpiCommunicator::all_gather(const torch::Tensor& tensor) {
     const int n = static_cast<int>(host.numel());
     MPI_CHECK(MPI_Allgather(host.data_ptr(), n, type, gathered.data_ptr(), n, type, comm));
   });
-  MpiWork(std::move(done), process_tag() + " " + describe("all_gather", tensor), timeout_).wait();
+  MpiWork(std::move(done), describe("all_gather", tensor), timeout_).wait();
   return tensor.is_cuda() ? gathered.to(tensor.device()) : gathered;
 }
 
 void MpiCommunicator::barrier() {
   MPI_Comm comm = engine_->comm;
   auto done = engine_->submit([comm] { MPI_CHECK(MPI_Barrier(comm)); });
-  MpiWork(std::move(done), process_tag() + " barrier", timeout_).wait();
+  MpiWork(std::move(done), "barrier", timeout_).wait();
 }
 
 }  // namespace cifar

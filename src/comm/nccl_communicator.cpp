@@ -158,7 +158,7 @@ class NcclCommunicator final : public Communicator {
     CUDA_CHECK(cudaEventRecord(done.get(), stream_));
     {
       std::lock_guard<std::mutex> lock(mutex_);
-      in_flight_.push_back(InFlight{done, process_tag() + " " + description, std::chrono::steady_clock::now()});
+      in_flight_.push_back(InFlight{done, description, std::chrono::steady_clock::now()});
     }
     return std::make_unique<NcclWork>(done, compute);
   }
