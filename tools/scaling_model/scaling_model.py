@@ -159,8 +159,9 @@ BENCH_HEADER_RE = re.compile(r"# allreduce_bench: (\d+) rank\(s\)")
 
 class MeasuredTable:
     """allreduce_bench output: our Communicator's time per size, interpolated
-    linearly in size between measured points (cost = latency + bytes/bw is
-    linear in size, piecewise)."""
+    linearly in size between measured points (cost = latency + bytes/bw);
+    below the smallest size its time (latency-bound), above the largest size
+    that size's bandwidth (bandwidth-bound)."""
 
     def __init__(self, path):
         text = open(path).read()
@@ -178,17 +179,23 @@ class MeasuredTable:
         self.points.sort()
 
     def time(self, nbytes, ranks, nodes):
+        (first, t_first), (last, t_last) = self.points[0], self.points[-1]
+        if nbytes <= first:
+            return t_first
+        if nbytes >= last:
+            return t_last * nbytes / last
         sizes = [s for s, _ in self.points]
-        i = min(max(bisect.bisect_left(sizes, nbytes), 1), len(sizes) - 1)
+        i = bisect.bisect_left(sizes, nbytes)
         (s0, t0), (s1, t1) = self.points[i - 1], self.points[i]
-        return max(0.0, t0 + (t1 - t0) * (nbytes - s0) / (s1 - s0))
+        return t0 + (t1 - t0) * (nbytes - s0) / (s1 - s0)
 
     def busbw(self, nbytes):
         n = self.ranks
         return nbytes / self.time(nbytes, n, 1) * 2 * (n - 1) / n
 
     def describe(self, ranks, nodes):
-        return f"measured table, busbw {self.busbw(25 * MIB) / 1e9:.2f} GB/s at 25 MiB"
+        size = self.points[-1][0]
+        return f"measured, busbw {self.busbw(size) / 1e9:.3f} GB/s at {size / MIB:g} MiB"
 
 
 # --------------------------------------------------------------------------
@@ -216,16 +223,22 @@ def exposed_communication(buckets, compute, comm_time, overlap):
 
 def predict(args, compute, buckets, comm, ranks_per_node, nodes):
     ranks = ranks_per_node * nodes
-    # Ranks beyond the cores time-slice them (one intra-op thread each then).
-    slowdown = max(1.0, ranks_per_node * compute.threads / args.cores_per_node) if args.cores_per_node else 1.0
-    per_rank = compute.scaled(slowdown)
     rows = {}
     for overlap in (False, True):
+        per_rank, slowdown = compute, 1.0
+        if args.cores_per_node:
+            # Ranks beyond the cores time-slice them. With overlap on CPUs, each
+            # rank's communication thread busy-polls in MPI during backward
+            # (Open MPI's shared-memory progress), taking one more core.
+            slowdown = max(1.0, ranks_per_node * compute.threads / args.cores_per_node)
+            spinning = compute.threads + (1 if overlap and ranks > 1 else 0)
+            backward_slowdown = max(1.0, ranks_per_node * spinning / args.cores_per_node)
+            per_rank = Compute(compute.forward * slowdown, compute.backward * backward_slowdown,
+                               compute.other * slowdown, compute.threads)
         exposed = exposed_communication(buckets, per_rank, lambda b: comm.time(b, ranks, nodes), overlap)
         step = per_rank.step + exposed
-        rows[overlap] = (step, ranks * args.batch / step, compute.step / step, exposed)
-    return rows, slowdown
-
+        rows[overlap] = (step, ranks * args.batch / step, compute.step / step, exposed, per_rank.step / compute.step)
+    return rows
 
 def comm_for(args, ranks, bandwidth):
     for table in args.tables:
@@ -283,18 +296,19 @@ def main(argv=None):
           f"{compute.backward * 1e3:.1f}, other {compute.other * 1e3:.1f}) with {compute.threads} thread(s), "
           f"batch {args.batch}: {args.batch / compute.step:.1f} images/s")
     print()
-    print(f"{'nodes':>5} {'ranks':>5} {'comm':<40} {'compute':>9} | {'no overlap: step':>16} {'img/s':>10} "
-          f"{'eff':>5} | {'overlap: step':>13} {'exposed':>8} {'img/s':>10} {'eff':>5}")
+    print(f"{'':23}{'':<24} | {'no overlap':<35} | {'overlap'}")
+    print(f"{'nodes':>5} {'ranks':>5} {'communication':<40} | {'compute':>7} {'step':>13} {'img/s':>10} {'eff':>5} | "
+          f"{'compute':>7} {'step':>13} {'exposed':>10} {'img/s':>10} {'eff':>5}")
     for nodes in args.nodes:
         for per_node in args.ranks_per_node:
             ranks = nodes * per_node
             comm = comm_for(args, ranks, bandwidth)
-            rows, slowdown = predict(args, compute, buckets, comm, per_node, nodes)
-            s0, ips0, e0, _ = rows[False]
-            s1, ips1, e1, x1 = rows[True]
+            rows = predict(args, compute, buckets, comm, per_node, nodes)
+            s0, ips0, e0, _, c0 = rows[False]
+            s1, ips1, e1, x1, c1 = rows[True]
             desc = comm.describe(ranks, nodes) if ranks > 1 else "-"
-            print(f"{nodes:5d} {ranks:5d} {desc:<40} {'x%.2f' % slowdown:>9} | {s0 * 1e3:13.1f} ms {ips0:10.1f} "
-                  f"{e0:5.2f} | {s1 * 1e3:10.1f} ms {x1 * 1e3:5.1f} ms {ips1:10.1f} {e1:5.2f}")
+            print(f"{nodes:5d} {ranks:5d} {desc:<40} | {'x%.2f' % c0:>7} {s0 * 1e3:10.1f} ms {ips0:10.1f} {e0:5.2f} | "
+                  f"{'x%.2f' % c1:>7} {s1 * 1e3:10.1f} ms {x1 * 1e3:7.1f} ms {ips1:10.1f} {e1:5.2f}")
     return 0
 
 
