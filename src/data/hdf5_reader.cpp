@@ -1,5 +1,9 @@
 // Validating reader of the packed CIFAR-10 HDF5 file (see hdf5_dataset.hpp):
 // every check names the file and the dataset, and every failure is a DataError.
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -31,6 +35,11 @@ H5Handle open_file(const std::string& path) {
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) {
     fail(path, "", "no such file; create it with cifar_pack (see tools/download_cifar10.sh for the archive)");
+  }
+  // Said plainly here: HDF5 would report both as "not an HDF5 file" deep in its error stack.
+  if (std::filesystem::is_directory(path, ec)) fail(path, "", "is a folder, not a file; pass the packed .h5 file");
+  if (access(path.c_str(), R_OK) != 0) {
+    fail(path, "", std::string("cannot be read (") + std::strerror(errno) + "); check its permissions");
   }
   const htri_t is_hdf5 = H5Fis_hdf5(path.c_str());
   if (is_hdf5 == 0) fail(path, "", "not an HDF5 file; " + std::string(kRepackHint));

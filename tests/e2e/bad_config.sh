@@ -26,6 +26,13 @@ expect_usage_error "lamb" --optimizer lamb
 expect_usage_error "no-such-option" --no-such-option 1
 printf 'epochs = 1\nlearning_rate = 0.1\n' >bad.ini
 expect_usage_error "learning_rate" --config bad.ini
+printf 'epochs = 1\nbatch-size = eight\n' >bad_value.ini
+expect_usage_error "bad_value.ini" --config bad_value.ini
+printf 'epochs = 1\nbatch-size = -8\n' >bad_range.ini
+expect_usage_error "--batch-size" --config bad_range.ini
+printf 'epochs = 1\n[train\n' >bad_syntax.ini
+expect_usage_error "bad_syntax.ini" --config bad_syntax.ini
+expect_usage_error "cannot open 'missing.ini'" --config missing.ini
 expect_usage_error "resnet50" --model resnet50
 "$CIFAR_PACK" --synthetic 3 --test-count 3 --output tiny.h5 >/dev/null
 set +e
