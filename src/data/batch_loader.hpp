@@ -39,6 +39,10 @@ struct LoaderOptions {
   bool drop_last = false;      // drop a final partial batch
   size_t prefetch_depth = 2;   // batches prepared ahead; 0: no thread, prepared inside next()
   bool normalize_on_device = false;  // ship the (augmented) uint8 batch and normalise on the device
+  // Resume inside an epoch: batches before this one are skipped, and their
+  // augmentation draws are made and discarded, so batch k gets the same crops
+  // and flips as in an uninterrupted epoch.
+  int64_t start_batch = 0;
 };
 
 struct Batch {
@@ -60,6 +64,7 @@ class BatchLoader {
 
  private:
   std::optional<Batch> produce();  // builds the next batch (runs on the prefetch thread)
+  void skip_batches(int64_t count);  // advances to batch `count`, drawing and discarding augmentations
 
   torch::Tensor images_, labels_;  // the whole split, uint8 [N,3,32,32] and int64 [N]
   torch::Tensor indices_;          // int64 [num indices]
