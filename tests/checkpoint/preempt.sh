@@ -7,7 +7,7 @@ source "$(dirname "$0")/lib.sh" "$1"
 signal=${2:?usage: preempt.sh WORK USR1|TERM}
 
 opts=(--metrics "" --eval false --model convnet --optimizer sgd --momentum 0.9 --lr 0.05 --schedule cosine --seed 7 --augment true
-  --batch-size 16 --epochs 1000 --max-steps 400 --checkpoint-every-epochs 0)
+  --batch-size 32 --epochs 1000 --max-steps 100 --checkpoint-every-epochs 0)
 train 2 reference.log "${opts[@]}" --log-every 1000 --output reference.pth
 
 marker=$WORK/interrupted.pth  # unique on this machine: finds this run's ranks
@@ -37,9 +37,9 @@ if grep -qi 'MPI_ABORT' interrupted.log; then cat interrupted.log; fail "the run
 checkpoint=$(ls ckpt/ckpt-*.pt)
 [[ $(wc -w <<<"$checkpoint") == 1 ]] || fail "expected one checkpoint, found: $checkpoint"
 step=$(sed -n 's/.*-s0*\([0-9][0-9]*\)\.pt/\1/p' <<<"$checkpoint")
-((step > 0 && step < 400)) || fail "checkpoint $checkpoint is not mid-run"
+((step > 0 && step < 100)) || fail "checkpoint $checkpoint is not mid-run"
 
 train 2 resumed.log "${opts[@]}" --log-every 1000 --output "$marker" --checkpoint-dir ckpt --resume auto
 expect_in resumed.log "resumed from checkpoint $checkpoint"
-identical reference.pth "$marker" "uninterrupted 400 steps == SIG$signal at step $step, exit 3, --resume auto"
+identical reference.pth "$marker" "uninterrupted 100 steps == SIG$signal at step $step, exit 3, --resume auto"
 echo PASS
