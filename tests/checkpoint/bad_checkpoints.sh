@@ -3,6 +3,7 @@
 # (with a warning; the next newest is used and the result is still exact),
 # and refused with one clear error by --resume PATH; a checkpoint of another
 # model is refused naming the file and the --model to pass.
+# shellcheck source=tests/checkpoint/lib.sh
 source "$(dirname "$0")/lib.sh"
 
 opts=("${quiet[@]}" --model convnet --optimizer sgd --momentum 0.9 --lr 0.05 --seed 4 --batch-size 16 --epochs 1)

@@ -1,11 +1,14 @@
+# shellcheck shell=bash
 # Shared by the checkpoint test scripts (sourced): the e2e helpers (work
 # folder, mpi, fail), a 2-rank training run and an exact model comparison.
 # shellcheck source=tests/e2e/common.sh
 source "$SOURCE_DIR/tests/e2e/common.sh"
 
-# run NP LOG [cifar_mpi options...]: returns the program's exit code.
 # quiet: the options most runs share (no metrics, no evaluation, few progress lines).
+# shellcheck disable=SC2034  # used by the scripts that source this file
 quiet=(--metrics "" --eval false --log-every 1000)
+
+# run NP LOG [cifar_mpi options...]: returns the program's exit code.
 run() {
   local np=$1 log=$2
   shift 2

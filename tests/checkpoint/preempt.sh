@@ -3,6 +3,7 @@
 # run mid-training, stops both ranks at the same step boundary with a
 # checkpoint and exit code 3 (no MPI_Abort); --resume auto then runs to the
 # end, and the final parameters equal an uninterrupted run's bit for bit.
+# shellcheck source=tests/checkpoint/lib.sh
 source "$(dirname "$0")/lib.sh" "$1"
 signal=${2:?usage: preempt.sh WORK USR1|TERM}
 

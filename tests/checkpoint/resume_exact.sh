@@ -8,6 +8,7 @@
 #   * "1 epoch, stop, resume for 1 more" (--resume auto): Adam;
 # plus --keep-checkpoints, a fresh start when the folder is empty, and a
 # different world size refused with both sizes named.
+# shellcheck source=tests/checkpoint/lib.sh
 source "$(dirname "$0")/lib.sh"
 
 sgd=("${quiet[@]}" --model convnet --optimizer sgd --momentum 0.9 --lr 0.05 --schedule cosine --seed 5 --augment true

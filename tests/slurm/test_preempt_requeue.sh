@@ -57,7 +57,7 @@ case $program in
     # --max-steps keeps the run long enough to be interrupted after its first
     # progress lines, and short enough to finish after the restart.
     program_settings=(CIFAR_CONFIG= "CIFAR_DATA=$data"
-      "CIFAR_EXTRA_ARGS=--epochs 1000 --max-steps ${CIFAR_SLURM_TEST_STEPS:-600} --batch-size 16 --log-every 1 --eval false --checkpoint-every-epochs 0")
+      "CIFAR_EXTRA_ARGS=--epochs 1000 --max-steps ${CIFAR_SLURM_TEST_STEPS:-150} --batch-size 16 --log-every 1 --eval false --checkpoint-every-epochs 0")
     running_pattern='Epoch: '
     ;;
   *) job_test_fail "--program must be double or real (got '$program')" ;;
@@ -128,8 +128,8 @@ else
   job_test_expect_in_log "$name" "$job" 1 'preempted by SIGUSR1: stopping at step [0-9]+ with checkpoint'
   job_test_expect_in_log "$name" "$job" 1 'resumed from checkpoint .*/checkpoints/ckpt-e[0-9]+-s[0-9]+\.pt'
   job_test_expect_file "$run_dir/metrics.jsonl"
-  grep -q '"steps": '"${CIFAR_SLURM_TEST_STEPS:-600}" "$run_dir/metrics.jsonl" ||
-    job_test_fail "$run_dir/metrics.jsonl does not reach step ${CIFAR_SLURM_TEST_STEPS:-600}: $(cat "$run_dir/metrics.jsonl")"
+  grep -q '"steps": '"${CIFAR_SLURM_TEST_STEPS:-150}" "$run_dir/metrics.jsonl" ||
+    job_test_fail "$run_dir/metrics.jsonl does not reach step ${CIFAR_SLURM_TEST_STEPS:-150}: $(cat "$run_dir/metrics.jsonl")"
   grep -E 'preempted by|resumed from' "$(job_test_log_file "$name" "$job")" || true
 fi
 
