@@ -3,6 +3,8 @@
 
 #include <ATen/CPUGeneratorImpl.h>
 
+#include <algorithm>
+
 #include "util/error.hpp"
 #include "util/log.hpp"
 
@@ -46,12 +48,20 @@ BatchLoader::BatchLoader(const Split& split, std::vector<int64_t> indices, int64
     options_.prefetch_depth = 0;
   }
   num_batches_ = options_.drop_last ? count / batch_size : (count + batch_size - 1) / batch_size;
+  skip_batches(std::clamp<int64_t>(options_.start_batch, 0, num_batches_));
   if (options_.prefetch_depth > 0) {
     prefetcher_ = std::make_unique<Prefetcher<Batch>>([this] { return produce(); }, options_.prefetch_depth);
   }
 }
 
 BatchLoader::~BatchLoader() = default;
+
+void BatchLoader::skip_batches(int64_t count) {
+  for (; produced_ < count; ++produced_) {
+    const int64_t size = std::min(batch_size_, indices_.size(0) - produced_ * batch_size_);
+    if (options_.augment) draw_augmentation(size, options_.pad, generator_);
+  }
+}
 
 std::optional<Batch> BatchLoader::next() { return prefetcher_ ? prefetcher_->next() : produce(); }
 

@@ -43,6 +43,10 @@ struct LoaderOptions {
   bool drop_last = false;      // drop a final partial batch
   size_t prefetch_depth = 2;   // batches prepared ahead; 0: no thread, prepared inside next()
   bool normalize_on_device = false;  // ship the (augmented) uint8 batch and normalise on the device
+  // Resume inside an epoch: batches before this one are skipped, and their
+  // augmentation draws are made and discarded, so batch k gets the same crops
+  // and flips as in an uninterrupted epoch.
+  int64_t start_batch = 0;
 };
 
 struct Batch {
@@ -66,6 +70,7 @@ class BatchLoader {
   std::optional<Batch> produce();  // builds the next batch (runs on the prefetch thread)
   // The split's images were put on the device by the caller (GPU-resident data).
   bool resident() const { return !images_.device().is_cpu(); }
+  void skip_batches(int64_t count);  // advances to batch `count`, drawing and discarding augmentations
 
   torch::Tensor images_, labels_;  // the whole split, uint8 [N,3,32,32] and int64 [N]
   torch::Tensor indices_;          // int64 [num indices]

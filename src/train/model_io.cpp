@@ -69,15 +69,20 @@ c10::Dict<c10::IValue, c10::IValue> read_state_dict(const std::string& path) {
 
 }  // namespace
 
-void save_state_dict(const Model& model, const std::string& path) {
+c10::Dict<std::string, at::Tensor> cpu_state_dict(const Model& model) {
   c10::Dict<std::string, at::Tensor> dict;  // insertion-ordered, like state_dict()
   for (const auto& [name, tensor] : state_entries(model))
     dict.insert(name, tensor.detach().to(torch::kCPU).contiguous().clone());
-  write_file_atomically(path, torch::pickle_save(c10::IValue(dict)));
+  return dict;
 }
 
-void load_state_dict(Model& model, const std::string& path) {
-  const auto file = read_state_dict(path);
+void save_state_dict(const Model& model, const std::string& path) {
+  write_file_atomically(path, torch::pickle_save(c10::IValue(cpu_state_dict(model))));
+}
+
+void load_state_dict(Model& model, const std::string& path) { apply_state_dict(model, read_state_dict(path), path); }
+
+void apply_state_dict(Model& model, const c10::Dict<c10::IValue, c10::IValue>& file, const std::string& path) {
   // Check everything before copying anything: a rejected file leaves the model as it was.
   std::vector<std::pair<at::Tensor, at::Tensor>> copies;  // (target, source)
   std::set<std::string> expected;

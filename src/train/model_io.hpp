@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include <ATen/core/Dict.h>
+
 #include "model/model.hpp"
 
 namespace cifar {
@@ -22,5 +24,11 @@ void save_state_dict(const Model& model, const std::string& path);
 // of the model must be present with the same shape and no key may be extra;
 // otherwise throws CheckpointError naming the path and the offending key.
 void load_state_dict(Model& model, const std::string& path);
+
+// The two halves of the above, for files that hold a state dict among other
+// things (checkpoints): the model's state as CPU copies, and the checked copy
+// of a state dict into `model` (`path` names the source in errors).
+c10::Dict<std::string, at::Tensor> cpu_state_dict(const Model& model);
+void apply_state_dict(Model& model, const c10::Dict<c10::IValue, c10::IValue>& state, const std::string& path);
 
 }  // namespace cifar

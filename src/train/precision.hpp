@@ -36,6 +36,12 @@ class LossScaler {
   // Unscales gradients in place; returns false when the step must be skipped.
   bool unscale_and_check(const std::vector<torch::Tensor>& params);
   double current_scale() const { return scale_; }
+  int clean_steps() const { return clean_steps_; }
+  // Continues from a checkpoint's scale and count of clean steps.
+  void restore(double scale, int clean_steps) {
+    scale_ = scale;
+    clean_steps_ = clean_steps;
+  }
 
  private:
   bool enabled_;

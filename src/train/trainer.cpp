@@ -16,10 +16,12 @@
 #include "dist/agreement.hpp"
 #include "dist/device.hpp"
 #include "model/model.hpp"
+#include "train/checkpoint.hpp"
 #include "train/gradient_reducer.hpp"
 #include "train/metrics.hpp"
 #include "train/model_io.hpp"
 #include "train/precision.hpp"
+#include "train/preemption.hpp"
 #include "train/progress.hpp"
 #include "train/schedule.hpp"
 #include "train/threads.hpp"
@@ -147,6 +149,7 @@ int run_training(const MpiEnvironment& env, const TrainConfig& c) {
   const int threads = c.threads > 0 ? c.threads : automatic_thread_count(world);
   apply_thread_count(threads);
   if (device.is_cuda()) at::globalContext().setBenchmarkCuDNN(true);
+  if (!c.checkpoint_dir.empty()) install_preemption_handlers();  // before any long start-up work
 
   // 2. Data: every rank reads and validates the file; any failure stops all.
   Datasets data;
@@ -170,6 +173,9 @@ int run_training(const MpiEnvironment& env, const TrainConfig& c) {
                                         static_cast<size_t>(c.bucket_mb * (1 << 20))});
   auto optimizer = make_optimizer(c, params);
   LossScaler scaler(precision == Precision::Fp16);
+  Checkpointer checkpoints(c, env.comm(), world, *comm, device, data.train.size(), *model, *optimizer, scaler);
+  const std::optional<Checkpoint> resumed = checkpoints.resume();
+  const TrainingPosition start = resumed ? resumed->position : TrainingPosition{};
 
   const int64_t per_rank = samples_per_rank(data.train.size(), world.size, c.drop_last);
   const long batches_per_epoch = static_cast<long>(
@@ -194,14 +200,16 @@ int run_training(const MpiEnvironment& env, const TrainConfig& c) {
 
   // 4. Epochs.
   MetricsLog metrics(c.metrics);
+  if (resumed && world.rank == 0) metrics.load_existing(start.epoch);
   StepProfile profile;
-  long step = 0;
+  long step = start.step;
+  int preempted_by = 0;
   double train_seconds = 0;
   int64_t images_trained = 0;
   Evaluation last_eval;
   const auto run_start = Clock::now();
   model->train();
-  for (int epoch = 0; epoch < c.epochs && (c.max_steps == 0 || step < c.max_steps); ++epoch) {
+  for (int epoch = start.epoch; epoch < c.epochs && (c.max_steps == 0 || step < c.max_steps); ++epoch) {
     const auto epoch_start = Clock::now();
     SamplerOptions sampler{data.train.size(), world.size, world.rank, static_cast<uint64_t>(c.seed), epoch, c.shuffle,
                            c.drop_last};
@@ -213,13 +221,18 @@ int run_training(const MpiEnvironment& env, const TrainConfig& c) {
     lopts.epoch = epoch;
     lopts.drop_last = c.drop_last;
     lopts.prefetch_depth = c.loader_threads > 0 ? 2 : 0;
+    lopts.start_batch = epoch == start.epoch ? start.batch_in_epoch : 0;
     BatchLoader loader(data.train, distributed_sampler_indices(sampler), c.batch_size, lopts, device);
 
     auto loss_sum = torch::zeros({2}, torch::TensorOptions().dtype(torch::kFloat64).device(device));
+    if (resumed && epoch == start.epoch && world.rank == 0) {  // the checkpoint's sums are over all ranks
+      loss_sum[0] = resumed->epoch_loss_sum;
+      loss_sum[1] = resumed->epoch_loss_count;
+    }
     int64_t epoch_images = 0;
     profile.reset();
     profile.start_step();
-    long batch_index = 0;
+    long batch_index = lopts.start_batch;
     while (auto batch = loader.next()) {
       const int micro = static_cast<int>(batch_index % c.accumulate);
       const bool last_micro = micro == c.accumulate - 1 || batch_index + 1 == batches_per_epoch;
@@ -275,8 +288,13 @@ int run_training(const MpiEnvironment& env, const TrainConfig& c) {
       }
       profile.charge(StepProfile::kOther);
       ++batch_index;
+      if (last_micro) {
+        preempted_by = checkpoints.at_step_boundary({epoch, batch_index, step}, loss_sum);
+        if (preempted_by) break;
+      }
       if (c.max_steps > 0 && step >= c.max_steps && last_micro) break;
     }
+    if (preempted_by) break;
     comm->all_reduce(loss_sum, ReduceOp::Sum);
     const double epoch_seconds = seconds_since(epoch_start);
     train_seconds += epoch_seconds;
@@ -301,7 +319,12 @@ int run_training(const MpiEnvironment& env, const TrainConfig& c) {
                           epoch_seconds));
       if (!c.metrics.empty()) metrics.append(row);
     }
+    const bool last = epoch + 1 == c.epochs || (c.max_steps > 0 && step >= c.max_steps);
+    checkpoints.at_epoch_end(batch_index < batches_per_epoch ? TrainingPosition{epoch, batch_index, step}
+                                                             : TrainingPosition{epoch + 1, 0, step},
+                             loss_sum, last);
   }
+  if (preempted_by) return kExitPreempted;  // every rank: the checkpoint is complete (at_step_boundary waited)
 
   // 5. Outputs.
   if (world.rank == 0) {

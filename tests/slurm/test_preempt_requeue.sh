@@ -54,8 +54,10 @@ case $program in
   real)
     [[ -r $data ]] || job_test_fail "--program real needs --data FILE, a small HDF5 file (got '$data')"
     build=$JOB_TEST_BUILD
-    # Long enough to be interrupted; progress lines show the step is training.
-    program_settings=(CIFAR_CONFIG= "CIFAR_DATA=$data" "CIFAR_EXTRA_ARGS=--epochs 1000 --batch-size 16 --log-every 1")
+    # --max-steps keeps the run long enough to be interrupted after its first
+    # progress lines, and short enough to finish after the restart.
+    program_settings=(CIFAR_CONFIG= "CIFAR_DATA=$data"
+      "CIFAR_EXTRA_ARGS=--epochs 1000 --max-steps ${CIFAR_SLURM_TEST_STEPS:-150} --batch-size 16 --log-every 1 --eval false --checkpoint-every-epochs 0")
     running_pattern='Epoch: '
     ;;
   *) job_test_fail "--program must be double or real (got '$program')" ;;
@@ -102,6 +104,8 @@ if [[ $trigger == cancel ]]; then
   [[ -n $(ls -A "$run_dir/checkpoints") ]] || job_test_fail "no checkpoint in $run_dir/checkpoints"
   if [[ $program == double ]]; then
     job_test_expect_in_log "$name" "$job" "$kNtasks" 'double rank [0-9]+: got SIGTERM, checkpointing'
+  else
+    job_test_expect_in_log "$name" "$job" 1 'preempted by SIGTERM: stopping at step [0-9]+ with checkpoint'
   fi
   mini_cluster_log "PASS: scancel reached all $kNtasks ranks through $launcher; checkpoint kept, job not requeued; $((SECONDS - started))s in all"
   exit 0
@@ -120,7 +124,13 @@ if [[ $program == double ]]; then
   job_test_expect_in_log "$name" "$job" "$kNtasks" 'double rank [0-9]+: got SIGUSR1, checkpointing'
   job_test_expect_in_log "$name" "$job" "$kNtasks" 'double rank [0-9]+: resumed from '
 else
+  # The restart continued from the checkpoint the preempted run wrote.
+  job_test_expect_in_log "$name" "$job" 1 'preempted by SIGUSR1: stopping at step [0-9]+ with checkpoint'
+  job_test_expect_in_log "$name" "$job" 1 'resumed from checkpoint .*/checkpoints/ckpt-e[0-9]+-s[0-9]+\.pt'
   job_test_expect_file "$run_dir/metrics.jsonl"
+  grep -q '"steps": '"${CIFAR_SLURM_TEST_STEPS:-150}" "$run_dir/metrics.jsonl" ||
+    job_test_fail "$run_dir/metrics.jsonl does not reach step ${CIFAR_SLURM_TEST_STEPS:-150}: $(cat "$run_dir/metrics.jsonl")"
+  grep -E 'preempted by|resumed from' "$(job_test_log_file "$name" "$job")" || true
 fi
 
 mini_cluster_log "PASS: SIGUSR1 ($trigger) reached all $kNtasks ranks through $launcher; checkpoint, requeue and resume in $((SECONDS - started))s in all"

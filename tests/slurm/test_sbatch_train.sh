@@ -70,6 +70,11 @@ for launcher in srun mpirun; do
   else
     job_test_expect_file "$JOB_TEST_WORK/run-$launcher/model.pth"
     job_test_expect_file "$JOB_TEST_WORK/run-$launcher/metrics.jsonl"
+    # 3 steps of one epoch by a world of 2, and a loss that is a number.
+    grep -Eq '"epoch": 0, "steps": 3, "train_loss": [0-9]+\.[0-9]+,.*"world_size": 2' \
+      "$JOB_TEST_WORK/run-$launcher/metrics.jsonl" ||
+      job_test_fail "metrics of job $job: $(cat "$JOB_TEST_WORK/run-$launcher/metrics.jsonl")"
+    job_test_expect_in_log "$name" "$job" 1 'Epoch: 0 \| Batch: 2/'
     job_test_expect_in_log "$name" "$job" 1 'finished; run folder .* holds: .*model.pth'
   fi
 done

@@ -1,0 +1,384 @@
+// Checkpoint files and the trainer's checkpoint/resume hooks (see checkpoint.hpp).
+#include "train/checkpoint.hpp"
+
+#include <torch/csrc/jit/serialization/pickle.h>
+
+#include <algorithm>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <regex>
+#include <sstream>
+#include <tuple>
+
+#include "dist/agreement.hpp"
+#include "train/model_io.hpp"
+#include "train/preemption.hpp"
+#include "util/atomic_file.hpp"
+#include "util/error.hpp"
+#include "util/log.hpp"
+
+namespace cifar {
+namespace {
+
+namespace fs = std::filesystem;
+
+const char* const kFormatTag = "cifar_mpi checkpoint";
+const std::regex kNamePattern(R"(ckpt-e(\d+)-s(\d+)\.pt)");
+
+// What to do about an unusable file, appended to every read error.
+std::string fix_hint(const std::string& path) {
+  return "; delete or move it away to resume from an older checkpoint (--resume auto), or start afresh with "
+         "--resume none or another --checkpoint-dir (" + path + ")";
+}
+
+std::vector<char> read_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw CheckpointError("cannot open checkpoint '" + path + "': " + std::strerror(errno) +
+                                 " (check the path given to --resume)");
+  std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (in.bad()) throw CheckpointError("cannot read checkpoint '" + path + "': " + std::strerror(errno));
+  return bytes;
+}
+
+// Typed access to the checkpoint's top-level dict; a missing or mistyped
+// entry means the file is not a checkpoint this program wrote.
+class Fields {
+ public:
+  Fields(c10::impl::GenericDict dict, std::string path) : dict_(std::move(dict)), path_(std::move(path)) {}
+  const c10::IValue& get(const char* key, bool (c10::IValue::*is_type)() const, const char* type) const {
+    const auto it = dict_.find(c10::IValue(std::string(key)));
+    if (it == dict_.end() || !(it->value().*is_type)())
+      throw CheckpointError("checkpoint '" + path_ + "' has no " + type + " '" + key +
+                            "': not a complete cifar_mpi checkpoint" + fix_hint(path_));
+    return it->value();
+  }
+  int64_t integer(const char* key) const { return get(key, &c10::IValue::isInt, "integer").toInt(); }
+  double real(const char* key) const { return get(key, &c10::IValue::isDouble, "number").toDouble(); }
+  std::string text(const char* key) const { return get(key, &c10::IValue::isString, "string").toStringRef(); }
+  at::Tensor tensor(const char* key) const { return get(key, &c10::IValue::isTensor, "tensor").toTensor(); }
+  bool has(const char* key) const { return dict_.contains(c10::IValue(std::string(key))); }
+
+ private:
+  c10::impl::GenericDict dict_;
+  std::string path_;
+};
+
+at::Tensor bytes_tensor(const std::string& bytes) {
+  at::Tensor t = torch::empty({static_cast<int64_t>(bytes.size())}, torch::kUInt8);
+  if (!bytes.empty()) std::memcpy(t.data_ptr(), bytes.data(), bytes.size());
+  return t;
+}
+
+std::string tensor_bytes(const at::Tensor& t) {
+  const at::Tensor c = t.to(torch::kCPU).contiguous();
+  return std::string(static_cast<const char*>(c.data_ptr()), static_cast<size_t>(c.numel()));
+}
+
+at::Tensor generator_state(at::Generator generator) {
+  std::lock_guard<std::mutex> lock(generator.mutex());
+  return generator.get_state();
+}
+
+void set_generator_state(at::Generator generator, const at::Tensor& state) {
+  std::lock_guard<std::mutex> lock(generator.mutex());
+  generator.set_state(state);
+}
+
+std::string mismatch(const std::string& path, const char* what, const std::string& saved, const std::string& now,
+                     const std::string& fix) {
+  return "checkpoint '" + path + "' was written with " + what + " " + saved + ", but this run has " + now +
+         ": it cannot continue that run exactly; " + fix +
+         ", or start afresh with --resume none or another --checkpoint-dir";
+}
+
+// MPI_Bcast of a string from rank 0.
+std::string broadcast_string(MPI_Comm comm, std::string text) {
+  int length = static_cast<int>(text.size());
+  MPI_CHECK(MPI_Bcast(&length, 1, MPI_INT, 0, comm));
+  text.resize(static_cast<size_t>(length));
+  if (length > 0) MPI_CHECK(MPI_Bcast(text.data(), length, MPI_CHAR, 0, comm));
+  return text;
+}
+
+}  // namespace
+
+std::string checkpoint_file_name(const TrainingPosition& position) {
+  return strprintf("ckpt-e%04d-s%06ld.pt", position.epoch, position.step);
+}
+
+std::vector<std::string> list_checkpoints(const std::string& folder) {
+  struct Entry {
+    long step;
+    long epoch;
+    std::string path;
+  };
+  std::vector<Entry> entries;
+  std::error_code ec;
+  for (const auto& file : fs::directory_iterator(folder, ec)) {
+    std::smatch m;
+    const std::string name = file.path().filename().string();
+    if (file.is_regular_file() && std::regex_match(name, m, kNamePattern))
+      entries.push_back({std::stol(m[2]), std::stol(m[1]), file.path().string()});
+  }
+  std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
+    return std::tie(a.step, a.epoch, a.path) > std::tie(b.step, b.epoch, b.path);
+  });
+  std::vector<std::string> paths;
+  for (auto& e : entries) paths.push_back(std::move(e.path));
+  return paths;
+}
+
+void prune_checkpoints(const std::string& folder, int keep) {
+  const auto paths = list_checkpoints(folder);
+  for (size_t i = static_cast<size_t>(std::max(keep, 0)); i < paths.size(); ++i) {
+    std::error_code ec;
+    fs::remove(paths[i], ec);
+    if (ec) log::warn("cannot delete old checkpoint " + paths[i] + ": " + ec.message());
+  }
+}
+
+std::vector<char> encode_checkpoint(const Checkpoint& c) {
+  c10::impl::GenericDict d(c10::StringType::get(), c10::AnyType::get());
+  d.insert(std::string("format"), std::string(kFormatTag));
+  d.insert(std::string("format_version"), kCheckpointFormatVersion);
+  d.insert(std::string("model_name"), c.model_name);
+  d.insert(std::string("optimizer_name"), c.optimizer_name);
+  d.insert(std::string("world_size"), static_cast<int64_t>(c.world_size));
+  d.insert(std::string("batch_size"), static_cast<int64_t>(c.batch_size));
+  d.insert(std::string("accumulate"), static_cast<int64_t>(c.accumulate));
+  d.insert(std::string("train_size"), c.train_size);
+  d.insert(std::string("epoch"), static_cast<int64_t>(c.position.epoch));
+  d.insert(std::string("batch_in_epoch"), static_cast<int64_t>(c.position.batch_in_epoch));
+  d.insert(std::string("step"), static_cast<int64_t>(c.position.step));
+  d.insert(std::string("epoch_loss_sum"), c.epoch_loss_sum);
+  d.insert(std::string("epoch_loss_count"), c.epoch_loss_count);
+  c10::List<std::string> config;
+  for (const auto& line : c.config) config.push_back(line);
+  d.insert(std::string("config"), config);
+  d.insert(std::string("model"), c.model_state);
+  d.insert(std::string("optimizer"), bytes_tensor(c.optimizer_state));
+  d.insert(std::string("cpu_rng_state"), c.cpu_rng_state);
+  if (c.device_rng_state.defined()) d.insert(std::string("device_rng_state"), c.device_rng_state);
+  d.insert(std::string("loss_scale"), c.loss_scale);
+  d.insert(std::string("loss_scale_clean_steps"), static_cast<int64_t>(c.loss_scale_clean_steps));
+  return torch::pickle_save(c10::IValue(d));
+}
+
+Checkpoint read_checkpoint(const std::string& path) {
+  const std::vector<char> bytes = read_bytes(path);
+  c10::IValue value;
+  try {
+    value = torch::pickle_load(bytes);
+  } catch (const c10::Error& e) {
+    throw CheckpointError("checkpoint '" + path + "' is not readable (truncated or corrupt?): " +
+                          e.what_without_backtrace() + fix_hint(path));
+  }
+  if (!value.isGenericDict())
+    throw CheckpointError("checkpoint '" + path + "' holds a " + value.tagKind() +
+                          ", not a cifar_mpi checkpoint" + fix_hint(path));
+  const Fields f(value.toGenericDict(), path);
+  if (!f.has("format") || f.text("format") != kFormatTag)
+    throw CheckpointError("'" + path + "' is not a cifar_mpi checkpoint (a model file? those are loaded with "
+                          "load_state_dict, not --resume)" + fix_hint(path));
+  const int64_t version = f.integer("format_version");
+  if (version != kCheckpointFormatVersion)
+    throw CheckpointError(strprintf("checkpoint '%s' has format version %lld; this program reads version %lld",
+                                    path.c_str(), static_cast<long long>(version),
+                                    static_cast<long long>(kCheckpointFormatVersion)) + fix_hint(path));
+  Checkpoint c;
+  c.model_name = f.text("model_name");
+  c.optimizer_name = f.text("optimizer_name");
+  c.world_size = static_cast<int>(f.integer("world_size"));
+  c.batch_size = static_cast<int>(f.integer("batch_size"));
+  c.accumulate = static_cast<int>(f.integer("accumulate"));
+  c.train_size = f.integer("train_size");
+  c.position = {static_cast<int>(f.integer("epoch")), static_cast<long>(f.integer("batch_in_epoch")),
+                static_cast<long>(f.integer("step"))};
+  c.epoch_loss_sum = f.real("epoch_loss_sum");
+  c.epoch_loss_count = f.real("epoch_loss_count");
+  for (const auto& line : f.get("config", &c10::IValue::isList, "list").toListRef())
+    if (line.isString()) c.config.push_back(line.toStringRef());
+  c.model_state = f.get("model", &c10::IValue::isGenericDict, "dict");
+  c.optimizer_state = tensor_bytes(f.tensor("optimizer"));
+  c.cpu_rng_state = f.tensor("cpu_rng_state");
+  if (f.has("device_rng_state")) c.device_rng_state = f.tensor("device_rng_state");
+  c.loss_scale = f.real("loss_scale");
+  c.loss_scale_clean_steps = static_cast<int>(f.integer("loss_scale_clean_steps"));
+  return c;
+}
+
+Checkpoint capture_checkpoint(const TrainConfig& config, int world_size, int64_t train_size,
+                              const TrainingPosition& position, double epoch_loss_sum, double epoch_loss_count,
+                              const Model& model, const torch::optim::Optimizer& optimizer, const LossScaler& scaler,
+                              torch::Device device) {
+  Checkpoint c;
+  c.model_name = config.model;
+  c.optimizer_name = config.optimizer;
+  c.world_size = world_size;
+  c.batch_size = config.batch_size;
+  c.accumulate = config.accumulate;
+  c.train_size = train_size;
+  c.position = position;
+  c.epoch_loss_sum = epoch_loss_sum;
+  c.epoch_loss_count = epoch_loss_count;
+  c.config = config.describe();
+  c.model_state = c10::IValue(cpu_state_dict(model));
+  torch::serialize::OutputArchive archive;
+  optimizer.save(archive);
+  std::ostringstream os;
+  archive.save_to(os);
+  c.optimizer_state = os.str();
+  c.cpu_rng_state = generator_state(at::detail::getDefaultCPUGenerator());
+  if (!device.is_cpu()) c.device_rng_state = generator_state(at::globalContext().defaultGenerator(device));
+  c.loss_scale = scaler.current_scale();
+  c.loss_scale_clean_steps = scaler.clean_steps();
+  return c;
+}
+
+void check_resumable(const Checkpoint& c, const std::string& path, const TrainConfig& config, int world_size,
+                     int64_t train_size) {
+  auto n = [](long long v) { return std::to_string(v); };
+  if (c.model_name != config.model)
+    throw CheckpointError(mismatch(path, "--model", c.model_name, config.model, "pass --model " + c.model_name));
+  if (c.optimizer_name != config.optimizer)
+    throw CheckpointError(
+        mismatch(path, "--optimizer", c.optimizer_name, config.optimizer, "pass --optimizer " + c.optimizer_name));
+  if (c.world_size != world_size)
+    throw CheckpointError(mismatch(path, "a world of", n(c.world_size) + " rank(s)", n(world_size) + " rank(s)",
+                                   "resume with " + n(c.world_size) + " ranks (each rank's data shard depends on "
+                                   "the world size)"));
+  if (c.batch_size != config.batch_size)
+    throw CheckpointError(mismatch(path, "--batch-size", n(c.batch_size), n(config.batch_size),
+                                   "pass --batch-size " + n(c.batch_size)));
+  if (c.accumulate != config.accumulate)
+    throw CheckpointError(mismatch(path, "--accumulate", n(c.accumulate), n(config.accumulate),
+                                   "pass --accumulate " + n(c.accumulate)));
+  if (c.train_size != train_size)
+    throw CheckpointError(mismatch(path, "a training split of", n(c.train_size) + " samples",
+                                   n(train_size) + " samples in " + config.data, "pass the same --data"));
+}
+
+void restore_checkpoint(const Checkpoint& c, const std::string& path, Model& model,
+                        torch::optim::Optimizer& optimizer, LossScaler& scaler, torch::Device device) {
+  apply_state_dict(model, c.model_state.toGenericDict(), path);
+  try {
+    torch::serialize::InputArchive archive;
+    std::istringstream is(c.optimizer_state);
+    archive.load_from(is, device);
+    optimizer.load(archive);
+  } catch (const c10::Error& e) {
+    throw CheckpointError("checkpoint '" + path + "': its optimiser state does not fit this model and optimiser: " +
+                          e.what_without_backtrace() + fix_hint(path));
+  }
+  scaler.restore(c.loss_scale, c.loss_scale_clean_steps);
+  set_generator_state(at::detail::getDefaultCPUGenerator(), c.cpu_rng_state);
+  if (!device.is_cpu() && c.device_rng_state.defined())
+    set_generator_state(at::globalContext().defaultGenerator(device), c.device_rng_state);
+}
+
+Checkpointer::Checkpointer(const TrainConfig& config, MPI_Comm comm, const World& world, Communicator& communicator,
+                           torch::Device device, int64_t train_size, Model& model, torch::optim::Optimizer& optimizer,
+                           LossScaler& scaler)
+    : config_(config),
+      comm_(comm),
+      world_(world),
+      communicator_(communicator),
+      device_(device),
+      train_size_(train_size),
+      model_(model),
+      optimizer_(optimizer),
+      scaler_(scaler) {}
+
+// Rank 0's choice: --resume PATH as given; --resume auto the newest file in
+// --checkpoint-dir that reads as a checkpoint (unreadable ones are skipped
+// with a warning, all unreadable is an error); "" for a fresh start.
+std::string Checkpointer::choose_resume_path() const {
+  if (config_.resume == "none") return "";
+  if (config_.resume != "auto") return config_.resume;
+  const auto paths = list_checkpoints(config_.checkpoint_dir);
+  if (paths.empty()) {
+    log::info("--resume auto: no checkpoint in " + config_.checkpoint_dir + "; starting afresh");
+    return "";
+  }
+  std::string reasons;
+  for (const auto& path : paths) {
+    try {
+      read_checkpoint(path);
+      return path;
+    } catch (const CheckpointError& e) {
+      log::warn(std::string("--resume auto: skipping ") + e.what());
+      reasons += std::string("\n  ") + e.what();
+    }
+  }
+  throw CheckpointError("--resume auto: none of the " + std::to_string(paths.size()) + " checkpoint(s) in " +
+                        config_.checkpoint_dir + " is readable:" + reasons);
+}
+
+std::optional<Checkpoint> Checkpointer::resume() {
+  std::string path;
+  agree_on_startup(comm_, [&] {
+    if (world_.rank == 0) path = choose_resume_path();
+  });
+  path = broadcast_string(comm_, path);
+  if (path.empty()) return std::nullopt;
+  std::optional<Checkpoint> checkpoint;
+  agree_on_startup(comm_, [&] {
+    checkpoint = read_checkpoint(path);
+    check_resumable(*checkpoint, path, config_, world_.size, train_size_);
+    restore_checkpoint(*checkpoint, path, model_, optimizer_, scaler_, device_);
+  });
+  if (world_.rank == 0) {
+    const auto& p = checkpoint->position;
+    log::info(strprintf("resumed from checkpoint %s: epoch %d, %ld batch(es) of it done, step %ld", path.c_str(),
+                        p.epoch, p.batch_in_epoch, p.step));
+  }
+  last_written_ = path;
+  return checkpoint;
+}
+
+void Checkpointer::save(const TrainingPosition& position, double loss_sum, double loss_count) {
+  const std::string path = (fs::path(config_.checkpoint_dir) / checkpoint_file_name(position)).string();
+  if (path == last_written_) return;  // this exact state is on disk already
+  agree_on_startup(comm_, [&] {
+    if (world_.rank != 0) return;  // every rank holds the same state; the others wait here
+    std::error_code ec;
+    fs::create_directories(config_.checkpoint_dir, ec);
+    write_file_atomically(path, encode_checkpoint(capture_checkpoint(config_, world_.size, train_size_, position,
+                                                                     loss_sum, loss_count, model_, optimizer_,
+                                                                     scaler_, device_)));
+    prune_checkpoints(config_.checkpoint_dir, config_.keep_checkpoints);
+    log::info(strprintf("checkpoint %s (epoch %d, batch %ld, step %ld)", path.c_str(), position.epoch,
+                        position.batch_in_epoch, position.step));
+  });
+  last_written_ = path;
+}
+
+int Checkpointer::at_step_boundary(const TrainingPosition& position, const torch::Tensor& epoch_loss) {
+  if (config_.checkpoint_dir.empty()) return 0;
+  const int signal = preemption_agreed(comm_);
+  const bool due = config_.checkpoint_every_steps > 0 && position.step % config_.checkpoint_every_steps == 0;
+  if (signal == 0 && !due) return 0;
+  auto loss = epoch_loss.clone();
+  communicator_.all_reduce(loss, ReduceOp::Sum);
+  loss = loss.cpu();
+  save(position, loss[0].item<double>(), loss[1].item<double>());
+  if (signal != 0 && world_.rank == 0)
+    log::info(strprintf("preempted by %s: stopping at step %ld with checkpoint %s; exit code %d (resume with "
+                        "--resume auto)",
+                        signal_name(signal), position.step, last_written_.c_str(), kExitPreempted));
+  return signal;
+}
+
+void Checkpointer::at_epoch_end(const TrainingPosition& position, const torch::Tensor& epoch_loss, bool last) {
+  if (config_.checkpoint_dir.empty()) return;
+  const bool due = config_.checkpoint_every_epochs > 0 && position.epoch % config_.checkpoint_every_epochs == 0 &&
+                   position.batch_in_epoch == 0;
+  if (!due && !last) return;
+  // At an epoch boundary the next epoch's loss sums start from zero.
+  const auto loss = position.batch_in_epoch == 0 ? torch::zeros({2}, torch::kFloat64) : epoch_loss.cpu();
+  save(position, loss[0].item<double>(), loss[1].item<double>());
+}
+
+}  // namespace cifar

@@ -1,0 +1,127 @@
+// Checkpoints: everything a run needs to continue exactly where it stopped —
+// model, optimiser state, loss-scaler state, the position (epoch, batches
+// done in it, optimiser steps), the partial epoch's loss sums, the default
+// generators' states, the world size and the configuration — in one file
+// written atomically (util/atomic_file.hpp) as a torch::pickle_save'd dict.
+//
+// Files are <checkpoint-dir>/ckpt-e<epoch>-s<step>.pt (epoch: the one the run
+// continues in). Only rank 0 writes: after each step's all-reduce every rank
+// holds the same model and optimiser state; what differs per rank (the
+// sampler shard and the loader's augmentation stream) is derived from (seed,
+// rank, epoch) plus the position, so it is recomputed, not stored. The
+// default generators are seeded alike on every rank and drawn alike, so rank
+// 0's states stand for all. See docs/checkpoint.md.
+#pragma once
+
+#include <mpi.h>
+#include <torch/torch.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "comm/communicator.hpp"
+#include "config/train_config.hpp"
+#include "dist/world.hpp"
+#include "model/model.hpp"
+#include "train/precision.hpp"
+
+namespace cifar {
+
+inline constexpr int64_t kCheckpointFormatVersion = 1;
+
+// Where the run continues: `batch_in_epoch` batches of `epoch` are done
+// (always at an optimiser-step boundary) and `step` optimiser steps in all.
+struct TrainingPosition {
+  int epoch = 0;
+  long batch_in_epoch = 0;
+  long step = 0;
+};
+
+// One checkpoint file's contents.
+struct Checkpoint {
+  std::string model_name;
+  std::string optimizer_name;
+  int world_size = 1;
+  int batch_size = 1;
+  int accumulate = 1;
+  int64_t train_size = 0;
+  TrainingPosition position;
+  double epoch_loss_sum = 0;    // the partial epoch's loss sum and sample count, over all ranks
+  double epoch_loss_count = 0;
+  std::vector<std::string> config;  // TrainConfig::describe() of the run that wrote it
+  c10::IValue model_state;     // the model's state dict (name -> CPU tensor)
+  std::string optimizer_state;  // torch::serialize::OutputArchive bytes
+  at::Tensor cpu_rng_state;
+  at::Tensor device_rng_state;  // undefined for CPU runs
+  double loss_scale = 1;
+  int loss_scale_clean_steps = 0;
+};
+
+// "ckpt-e0001-s000123.pt"
+std::string checkpoint_file_name(const TrainingPosition& position);
+// Checkpoint files in `folder` named by checkpoint_file_name(), newest first
+// (highest step, then highest epoch). A missing folder has none.
+std::vector<std::string> list_checkpoints(const std::string& folder);
+// Deletes all but the newest `keep` of list_checkpoints(folder).
+void prune_checkpoints(const std::string& folder, int keep);
+
+std::vector<char> encode_checkpoint(const Checkpoint& checkpoint);
+// Throws CheckpointError naming `path` and the fix when the file is missing,
+// truncated, corrupt or not a cifar_mpi checkpoint of a known format version.
+Checkpoint read_checkpoint(const std::string& path);
+
+// The state of a run, ready to write. Call on the writing rank only.
+Checkpoint capture_checkpoint(const TrainConfig& config, int world_size, int64_t train_size,
+                              const TrainingPosition& position, double epoch_loss_sum, double epoch_loss_count,
+                              const Model& model, const torch::optim::Optimizer& optimizer, const LossScaler& scaler,
+                              torch::Device device);
+// Throws CheckpointError unless this run can continue `checkpoint` exactly:
+// same model, optimiser, world size, per-rank batch size, accumulation and
+// training-set size. The message names `path`, both values and the fix.
+void check_resumable(const Checkpoint& checkpoint, const std::string& path, const TrainConfig& config,
+                     int world_size, int64_t train_size);
+// Loads model, optimiser, loss scaler and generator states (checked first).
+void restore_checkpoint(const Checkpoint& checkpoint, const std::string& path, Model& model,
+                        torch::optim::Optimizer& optimizer, LossScaler& scaler, torch::Device device);
+
+// The trainer's side: decides when to write, writes collectively, resumes.
+class Checkpointer {
+ public:
+  Checkpointer(const TrainConfig& config, MPI_Comm comm, const World& world, Communicator& communicator,
+               torch::Device device, int64_t train_size, Model& model, torch::optim::Optimizer& optimizer,
+               LossScaler& scaler);
+
+  // --resume none|auto|PATH: restores the chosen checkpoint on every rank and
+  // returns it (its model and optimiser state already applied), or nullopt
+  // for a fresh start. Collective; an error stops every rank.
+  std::optional<Checkpoint> resume();
+
+  // At every optimiser-step boundary (collective): writes a checkpoint when
+  // --checkpoint-every-steps is due or a preemption signal reached any rank.
+  // `epoch_loss` is this rank's [sum, count] of the epoch so far. Returns the
+  // signal number when the run must stop (exit code 3), else 0.
+  int at_step_boundary(const TrainingPosition& position, const torch::Tensor& epoch_loss);
+
+  // After an epoch's evaluation and metrics (collective): writes a checkpoint
+  // when --checkpoint-every-epochs is due or `last` (the run's end).
+  // `epoch_loss` is the epoch's [sum, count], already summed over ranks.
+  void at_epoch_end(const TrainingPosition& position, const torch::Tensor& epoch_loss, bool last);
+
+ private:
+  void save(const TrainingPosition& position, double loss_sum, double loss_count);
+  std::string choose_resume_path() const;
+
+  const TrainConfig& config_;
+  MPI_Comm comm_;
+  const World& world_;
+  Communicator& communicator_;
+  torch::Device device_;
+  int64_t train_size_;
+  Model& model_;
+  torch::optim::Optimizer& optimizer_;
+  LossScaler& scaler_;
+  std::string last_written_;
+};
+
+}  // namespace cifar

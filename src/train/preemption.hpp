@@ -1,0 +1,32 @@
+// Preemption: SIGTERM and SIGUSR1 (Slurm's early warning, scancel, a job
+// script forwarding either) ask the run to stop at the next step boundary
+// with a checkpoint and exit code 3 (kExitPreempted) on every rank.
+//
+// The handler only records the signal in a lock-free atomic (async-signal-
+// safe); the training loop asks preemption_agreed() once per optimiser step,
+// a one-int MPI all-reduce (MAX) over the world, so a signal that reached one
+// rank stops all ranks at the same step. Handlers stay installed until the
+// process ends: a second signal (job scripts may forward TERM twice) finds
+// the flag already set and changes nothing, so it cannot kill a rank that is
+// writing or waiting for the checkpoint.
+#pragma once
+
+#include <mpi.h>
+
+namespace cifar {
+
+// Installs the SIGTERM and SIGUSR1 handlers (SA_RESTART: interrupted system
+// calls resume). Idempotent.
+void install_preemption_handlers();
+
+// The first signal received since installation (SIGTERM or SIGUSR1), or 0.
+int preemption_signal();
+
+// Collective over `comm`: the highest signal number any rank has received, or
+// 0. Every rank gets the same answer at the same step.
+int preemption_agreed(MPI_Comm comm);
+
+// "SIGTERM", "SIGUSR1", or "signal N".
+const char* signal_name(int signal_number);
+
+}  // namespace cifar

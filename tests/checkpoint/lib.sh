@@ -1,0 +1,32 @@
+# shellcheck shell=bash
+# Shared by the checkpoint test scripts (sourced): the e2e helpers (work
+# folder, mpi, fail), a 2-rank training run and an exact model comparison.
+# shellcheck source=tests/e2e/common.sh
+source "$SOURCE_DIR/tests/e2e/common.sh"
+
+# quiet: the options most runs share (no metrics, no evaluation, few progress lines).
+# shellcheck disable=SC2034  # used by the scripts that source this file
+quiet=(--metrics "" --eval false --log-every 1000)
+
+# run NP LOG [cifar_mpi options...]: returns the program's exit code.
+run() {
+  local np=$1 log=$2
+  shift 2
+  local rc=0
+  mpi "$np" "$CIFAR_MPI" --data "$CKPT_DATA" "$@" >"$log" 2>&1 || rc=$?
+  return $rc
+}
+# train NP LOG [options...]: a run that must succeed.
+train() {
+  local log=$2
+  run "$@" || { cat "$log"; fail "run logged in $log failed"; }
+}
+# identical A B DESCRIPTION: parameter for parameter, relative tolerance 0.
+identical() {
+  echo "--- $3"
+  "$COMPARE_MODELS" "$1" "$2" --rtol 0 | tail -n 1
+  "$COMPARE_MODELS" "$1" "$2" --rtol 0 >/dev/null || fail "$3: parameters differ"
+}
+expect_in() {  # expect_in FILE REGEX
+  grep -Eq -- "$2" "$1" || { cat "$1"; fail "$1 lacks /$2/"; }
+}

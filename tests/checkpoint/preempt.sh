@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Preemption: SIG$1 (USR1 or TERM), sent twice to rank 1 alone of a 2-rank
+# run mid-training, stops both ranks at the same step boundary with a
+# checkpoint and exit code 3 (no MPI_Abort); --resume auto then runs to the
+# end, and the final parameters equal an uninterrupted run's bit for bit.
+# shellcheck source=tests/checkpoint/lib.sh
+source "$(dirname "$0")/lib.sh" "$1"
+signal=${2:?usage: preempt.sh WORK USR1|TERM}
+
+opts=(--metrics "" --eval false --model convnet --optimizer sgd --momentum 0.9 --lr 0.05 --schedule cosine --seed 7 --augment true
+  --batch-size 32 --epochs 1000 --max-steps 100 --checkpoint-every-epochs 0)
+train 2 reference.log "${opts[@]}" --log-every 1000 --output reference.pth
+
+marker=$WORK/interrupted.pth  # unique on this machine: finds this run's ranks
+run 2 interrupted.log "${opts[@]}" --output "$marker" --checkpoint-dir ckpt --log-every 1 &
+launcher=$!
+for _ in $(seq 600); do
+  grep -q 'Batch: 2/' interrupted.log 2>/dev/null && break
+  kill -0 $launcher 2>/dev/null || break
+  sleep 0.05
+done
+rank1=
+for pid in $(pgrep -f -- "--output $marker"); do
+  if tr '\0' '\n' <"/proc/$pid/environ" 2>/dev/null | grep -qx 'OMPI_COMM_WORLD_RANK=1'; then rank1=$pid; fi
+done
+[[ -n $rank1 ]] || { wait $launcher; cat interrupted.log; fail "rank 1 of the run not found"; }
+echo "sending SIG$signal twice to rank 1 (pid $rank1)"
+kill -s "$signal" "$rank1"
+sleep 0.02
+kill -s "$signal" "$rank1" 2>/dev/null || true
+rc=0
+wait $launcher || rc=$?
+[[ $rc == 3 ]] || { cat interrupted.log; fail "the preempted run exited $rc, expected 3"; }
+expect_in interrupted.log "preempted by SIG$signal: stopping at step [0-9]+ with checkpoint"
+grep -m1 'preempted by' interrupted.log
+if grep -qi 'MPI_ABORT' interrupted.log; then cat interrupted.log; fail "the run was aborted, not stopped cleanly"; fi
+[[ ! -f $marker ]] || fail "a preempted run must not write the final model"
+checkpoint=$(ls ckpt/ckpt-*.pt)
+[[ $(wc -w <<<"$checkpoint") == 1 ]] || fail "expected one checkpoint, found: $checkpoint"
+step=$(sed -n 's/.*-s0*\([0-9][0-9]*\)\.pt/\1/p' <<<"$checkpoint")
+((step > 0 && step < 100)) || fail "checkpoint $checkpoint is not mid-run"
+
+train 2 resumed.log "${opts[@]}" --log-every 1000 --output "$marker" --checkpoint-dir ckpt --resume auto
+expect_in resumed.log "resumed from checkpoint $checkpoint"
+identical reference.pth "$marker" "uninterrupted 100 steps == SIG$signal at step $step, exit 3, --resume auto"
+echo PASS

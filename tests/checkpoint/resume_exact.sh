@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Resume continues exactly: the final parameters of an interrupted-and-resumed
+# run equal those of a straight run bit for bit (compare_models --rtol 0),
+#   * from a mid-epoch step checkpoint (--resume PATH): SGD with momentum,
+#     cosine schedule, augmentation and shuffling, so the sampler position,
+#     the loader's augmentation stream and the optimiser state must all be
+#     restored;
+#   * "1 epoch, stop, resume for 1 more" (--resume auto): Adam;
+# plus --keep-checkpoints, a fresh start when the folder is empty, and a
+# different world size refused with both sizes named.
+# shellcheck source=tests/checkpoint/lib.sh
+source "$(dirname "$0")/lib.sh"
+
+sgd=("${quiet[@]}" --model convnet --optimizer sgd --momentum 0.9 --lr 0.05 --schedule cosine --seed 5 --augment true
+  --batch-size 16 --epochs 2)
+# 512 samples / 2 ranks / 16 = 16 steps per epoch: checkpoints at steps 5, 10,
+# 15, the end of epoch 0 (16), 20, 25, 30 and the end (32).
+train 2 straight.log "${sgd[@]}" --output straight.pth --checkpoint-dir straight_ckpt \
+  --checkpoint-every-steps 5 --keep-checkpoints 100
+ls straight_ckpt
+[[ -f straight_ckpt/ckpt-e0001-s000025.pt && -f straight_ckpt/ckpt-e0001-s000016.pt &&
+  -f straight_ckpt/ckpt-e0002-s000032.pt ]] || fail "expected step and epoch checkpoints in straight_ckpt"
+
+train 2 mid.log "${sgd[@]}" --output mid.pth --resume straight_ckpt/ckpt-e0001-s000025.pt
+expect_in mid.log 'resumed from checkpoint .*ckpt-e0001-s000025.pt: epoch 1, 9 batch\(es\) of it done, step 25'
+identical straight.pth mid.pth "2 epochs straight == resumed at epoch 1, batch 9 (step 25) from a step checkpoint"
+train 2 mid0.log "${sgd[@]}" --output mid0.pth --resume straight_ckpt/ckpt-e0000-s000010.pt
+identical straight.pth mid0.pth "2 epochs straight == resumed in epoch 0 at step 10"
+
+adam=(--model convnet --optimizer adam --lr 0.002 --seed 9 --augment true --batch-size 16
+  --metrics metrics.jsonl --log-every 1000)
+train 2 adam_straight.log "${adam[@]}" --epochs 2 --output adam_straight.pth
+train 2 adam_first.log "${adam[@]}" --epochs 1 --output adam_first.pth --checkpoint-dir adam_ckpt \
+  --checkpoint-every-steps 3 --keep-checkpoints 2 --resume auto
+expect_in adam_first.log 'no checkpoint in adam_ckpt; starting afresh'
+kept=$(find adam_ckpt -name 'ckpt-*.pt' | wc -l)
+[[ $kept == 2 ]] || fail "--keep-checkpoints 2 left $kept checkpoint(s): $(ls adam_ckpt)"
+echo "--keep-checkpoints 2 kept: $(ls adam_ckpt | tr '\n' ' ')"
+train 2 adam_second.log "${adam[@]}" --epochs 2 --output adam_second.pth --checkpoint-dir adam_ckpt --resume auto
+expect_in adam_second.log 'resumed from checkpoint .*ckpt-e0001-s000016.pt: epoch 1, 0 batch\(es\) of it done, step 16'
+identical adam_straight.pth adam_second.pth "Adam: 2 epochs straight == 1 epoch, stop, resume for 1 more"
+rows=$(grep -c '"epoch"' metrics.jsonl)
+[[ $rows == 2 ]] && grep -q '"epoch": 0' metrics.jsonl && grep -q '"epoch": 1' metrics.jsonl ||
+  fail "metrics.jsonl after the resume should hold epochs 0 and 1: $(cat metrics.jsonl)"
+
+# Another world size: refused, naming both.
+rc=0
+run 1 one_rank.log "${sgd[@]}" --output one.pth --checkpoint-dir straight_ckpt --resume auto || rc=$?
+[[ $rc == 1 ]] || { cat one_rank.log; fail "resuming a 2-rank checkpoint on 1 rank exited $rc, expected 1"; }
+expect_in one_rank.log 'ckpt-e0002-s000032.pt.*a world of 2 rank\(s\), but this run has 1 rank\(s\).*resume with 2 ranks'
+grep -m1 'world of' one_rank.log
+echo PASS
