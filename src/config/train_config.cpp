@@ -160,7 +160,14 @@ TrainConfig parse_config(int argc, const char* const argv[]) {
   } catch (const po::error& e) {
     throw ConfigError(std::string(e.what()) + " (run cifar_mpi --help for the options)");
   }
-  if (!c.help && !c.check_env) validate(c);
+  if (!c.help && !c.check_env) {
+    try {
+      validate(c);
+    } catch (const ConfigError& e) {
+      if (c.config_file.empty()) throw;
+      throw ConfigError(std::string(e.what()) + " (set on the command line or in config file '" + c.config_file + "')");
+    }
+  }
   return c;
 }
 
