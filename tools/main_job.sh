@@ -35,7 +35,11 @@ if [[ ! -f $h5 ]]; then
 fi
 
 mkdir -p runs
-root_flags=()
-[[ $(id -u) -eq 0 ]] && root_flags=(--allow-run-as-root)
+mpi_flags=()
+[[ $(id -u) -eq 0 ]] && mpi_flags+=(--allow-run-as-root)
+if ((np > $(nproc))); then
+  echo "main_job: $np ranks on $(nproc) cores: oversubscribing (each rank gets a share of a core)"
+  mpi_flags+=(--oversubscribe)
+fi
 # One rank per core slot; each rank sizes its threads from the cores it is bound to.
-exec mpirun "${root_flags[@]}" -np "$np" build/cpu/cifar_mpi --config config/default.ini --data "$h5" "$@"
+exec mpirun "${mpi_flags[@]}" -np "$np" build/cpu/cifar_mpi --config config/default.ini --data "$h5" "$@"
