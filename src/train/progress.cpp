@@ -32,9 +32,4 @@ void StepProfile::charge(Phase phase) {
   mark_ = now;
 }
 
-void StepProfile::move(Phase from, Phase to, double seconds) {
-  seconds_[from] -= seconds;
-  seconds_[to] += seconds;
-}
-
 }  // namespace cifar

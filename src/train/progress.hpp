@@ -22,9 +22,6 @@ class StepProfile {
   void start_step() { mark_ = std::chrono::steady_clock::now(); }
   // Charges the time since the last mark to `phase`.
   void charge(Phase phase);
-  // Adds seconds already measured elsewhere (e.g. the reducer's wait), taken
-  // out of the phase that contained it.
-  void move(Phase from, Phase to, double seconds);
   const std::array<double, kNumPhases>& seconds() const { return seconds_; }
   void reset() { seconds_.fill(0.0); }
 
