@@ -1,6 +1,8 @@
 // ConvNet layers and forward pass; see convnet.hpp.
 #include "model/convnet.hpp"
 
+#include "model/pool_relu.hpp"
+
 namespace cifar {
 namespace {
 constexpr int64_t kFlatFeatures = 64 * 6 * 6;  // conv2's output after two 2x2 pools of a 32x32 image
@@ -20,9 +22,10 @@ torch::Tensor ConvNet::forward(const torch::Tensor& x) {
   // The recipe computes max_pool(relu(conv)); relu(max_pool(conv)) is the same
   // number for every element (relu is monotonic, so it commutes with max, also
   // in floating point and for ties) and the same gradient, but runs relu and
-  // its backward on a quarter of the elements.
-  auto h = torch::relu(torch::max_pool2d(conv1_->forward(x), 2));
-  h = torch::relu(torch::max_pool2d(conv2_->forward(h), 2));
+  // its backward on a quarter of the elements. On CPUs in channels_last the
+  // two run as one fused pass (pool_relu.hpp), with the same results.
+  auto h = max_pool2x2_relu(conv1_->forward(x));
+  h = max_pool2x2_relu(conv2_->forward(h));
   // flatten (a reshape) rather than the recipe's view: a channels_last
   // activation is not viewable as [B, 2304] and must be copied.
   h = h.flatten(1);
