@@ -16,46 +16,66 @@ using torch::autograd::variable_list;
 // scheduling cost is noise (ATen's own grain is 32768 elements).
 int64_t row_grain(int64_t elements_per_row) { return std::max<int64_t>(1, 32768 / std::max<int64_t>(1, elements_per_row)); }
 
-// One output row: each window a, b (top row) c, d (bottom row), C channels
-// apart in NHWC. Window position 0..3 goes to `where` for the backward.
+// max_pool2d's rule, in its scan order: a later value v replaces the maximum
+// when it is larger or NaN. (v != v is isnan, in a form that vectorises.)
+inline void take_if_larger(float v, uint8_t k, float& best, uint8_t& at) {
+  const bool take = v > best || v != v;
+  best = take ? v : best;
+  at = take ? k : at;
+}
+
+// One window, C channels: a, b (top row), c, d (bottom row) in NHWC. The
+// restrict pointers let the compiler vectorise across channels.
+void pool_relu_window(const float* __restrict a, const float* __restrict b, const float* __restrict c,
+                      const float* __restrict d, int64_t channels, float* __restrict out,
+                      uint8_t* __restrict where) {
+  for (int64_t ch = 0; ch < channels; ++ch) {
+    float best = a[ch];
+    uint8_t at = 0;
+    take_if_larger(b[ch], 1, best, at);
+    take_if_larger(c[ch], 2, best, at);
+    take_if_larger(d[ch], 3, best, at);
+    out[ch] = (best > 0.0f || best != best) ? best : 0.0f;  // relu keeps NaN
+    where[ch] = at;
+  }
+}
+
+// One output row from its two input rows. Window position 0..3 goes to
+// `where` for the backward.
 void pool_relu_row(const float* top, const float* bottom, int64_t out_w, int64_t channels, float* out, uint8_t* where) {
   for (int64_t ox = 0; ox < out_w; ++ox) {
-    const float* cell[4] = {top + 2 * ox * channels, top + (2 * ox + 1) * channels, bottom + 2 * ox * channels,
-                            bottom + (2 * ox + 1) * channels};
-    float* o = out + ox * channels;
-    uint8_t* w = where + ox * channels;
-    for (int64_t c = 0; c < channels; ++c) {
-      // max_pool2d's rule, in its scan order: a later value replaces the
-      // maximum when it is larger or NaN.
-      float best = cell[0][c];
-      uint8_t at = 0;
-      for (uint8_t k = 1; k < 4; ++k) {
-        const float v = cell[k][c];
-        const bool take = v > best || std::isnan(v);
-        best = take ? v : best;
-        at = take ? k : at;
-      }
-      o[c] = (best > 0.0f || std::isnan(best)) ? best : 0.0f;  // relu keeps NaN
-      w[c] = at;
-    }
+    const int64_t left = 2 * ox * channels, right = left + channels;
+    pool_relu_window(top + left, top + right, bottom + left, bottom + right, channels, out + ox * channels,
+                     where + ox * channels);
   }
 }
 
 // One output row's gradient, spread over the two input rows it came from.
 // relu's backward passes the gradient where the output is > 0 (or NaN);
 // max_pool's sends it to the window's maximum. Every input element is written.
+void pool_relu_backward_window(const float* __restrict grad_out, const float* __restrict out,
+                               const uint8_t* __restrict where, int64_t channels, float* __restrict a,
+                               float* __restrict b, float* __restrict c, float* __restrict d) {
+  for (int64_t ch = 0; ch < channels; ++ch) {
+    // Written so that GCC vectorises it (checked with -fopt-info-vec): both
+    // loads unconditional, `out <= 0 ? 0 : g` spelled as its complement, and
+    // the position compared as a float, so every select has one width.
+    const float g = grad_out[ch];
+    const float passed = (out[ch] > 0.0f || out[ch] != out[ch]) ? g : 0.0f;
+    const float at = where[ch];
+    a[ch] = at == 0.0f ? passed : 0.0f;
+    b[ch] = at == 1.0f ? passed : 0.0f;
+    c[ch] = at == 2.0f ? passed : 0.0f;
+    d[ch] = at == 3.0f ? passed : 0.0f;
+  }
+}
+
 void pool_relu_backward_row(const float* grad_out, const float* out, const uint8_t* where, int64_t out_w,
                             int64_t in_w, int64_t channels, float* top, float* bottom) {
   for (int64_t ox = 0; ox < out_w; ++ox) {
-    float* cell[4] = {top + 2 * ox * channels, top + (2 * ox + 1) * channels, bottom + 2 * ox * channels,
-                      bottom + (2 * ox + 1) * channels};
-    const float* g = grad_out + ox * channels;
-    const float* o = out + ox * channels;
-    const uint8_t* w = where + ox * channels;
-    for (int64_t c = 0; c < channels; ++c) {
-      const float passed = o[c] <= 0.0f ? 0.0f : g[c];
-      for (uint8_t k = 0; k < 4; ++k) cell[k][c] = w[c] == k ? passed : 0.0f;
-    }
+    const int64_t left = 2 * ox * channels, right = left + channels, at = ox * channels;
+    pool_relu_backward_window(grad_out + at, out + at, where + at, channels, top + left, top + right,
+                              bottom + left, bottom + right);
   }
   // An odd width's last column is outside every window.
   for (int64_t x = 2 * out_w; x < in_w; ++x) {
