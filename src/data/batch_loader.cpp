@@ -78,7 +78,7 @@ std::optional<Batch> BatchLoader::produce() {
     if (options_.augment) {
       raw = crop_and_flip_gather(raw, draw_augmentation(size, options_.pad, generator_), options_.pad);
     }
-    batch.images = normalize_batch(raw, options_.normalization);
+    batch.images = normalize_batch(raw, options_.normalization, options_.memory_format);
     return batch;
   }
   if (options_.augment) raw = crop_and_flip(raw, draw_augmentation(size, options_.pad, generator_), options_.pad);
@@ -86,7 +86,7 @@ std::optional<Batch> BatchLoader::produce() {
   const bool pin = device_.is_cuda();
   auto ship = [&](const torch::Tensor& t) { return (pin ? t.pin_memory() : t).to(device_, /*non_blocking=*/pin); };
   if (to_device && options_.normalize_on_device) raw = ship(raw);
-  batch.images = normalize_batch(raw, options_.normalization);
+  batch.images = normalize_batch(raw, options_.normalization, options_.memory_format);
   if (to_device && !options_.normalize_on_device) batch.images = ship(batch.images);
   if (to_device) batch.labels = ship(batch.labels);
   return batch;

@@ -43,6 +43,9 @@ struct LoaderOptions {
   bool drop_last = false;      // drop a final partial batch
   size_t prefetch_depth = 2;   // batches prepared ahead; 0: no thread, prepared inside next()
   bool normalize_on_device = false;  // ship the (augmented) uint8 batch and normalise on the device
+  // Layout of the float batch: channels_last when the model runs channels_last,
+  // so the conversion happens here (on the loader thread) and not in the step.
+  torch::MemoryFormat memory_format = torch::MemoryFormat::Contiguous;
   // Resume inside an epoch: batches before this one are skipped, and their
   // augmentation draws are made and discarded, so batch k gets the same crops
   // and flips as in an uninterrupted epoch.

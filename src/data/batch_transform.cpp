@@ -79,7 +79,7 @@ torch::Tensor crop_and_flip_gather(const torch::Tensor& images, const AugmentDra
   return picked_rows.gather(3, cols.view({b, 1, 1, w}).expand({b, c, h, w}));
 }
 
-torch::Tensor normalize_batch(const torch::Tensor& images, const Normalization& n) {
+torch::Tensor normalize_batch(const torch::Tensor& images, const Normalization& n, torch::MemoryFormat format) {
   CIFAR_CHECK(images.dim() == 4 && images.size(1) == 3 && images.scalar_type() == torch::kUInt8, DataError,
               "normalize_batch expects a uint8 batch [B,3,H,W]");
   std::array<float, 3> scale{}, shift{};
@@ -90,7 +90,8 @@ torch::Tensor normalize_batch(const torch::Tensor& images, const Normalization& 
   const auto opts = torch::TensorOptions().dtype(torch::kFloat).device(images.device());
   const torch::Tensor scale_t = torch::tensor(torch::ArrayRef<float>(scale.data(), 3)).to(opts).view({1, 3, 1, 1});
   const torch::Tensor shift_t = torch::tensor(torch::ArrayRef<float>(shift.data(), 3)).to(opts).view({1, 3, 1, 1});
-  return torch::addcmul(shift_t, images.to(torch::kFloat), scale_t);
+  torch::Tensor out = torch::empty(images.sizes(), opts.memory_format(format));
+  return torch::addcmul_out(out, shift_t, images.to(torch::kFloat), scale_t);
 }
 
 }  // namespace cifar

@@ -47,7 +47,9 @@ torch::Tensor crop_and_flip(const torch::Tensor& images, const AugmentDraws& dra
 // GPU-resident path). Equal to crop_and_flip for the same draws (a test).
 torch::Tensor crop_and_flip_gather(const torch::Tensor& images, const AugmentDraws& draws, int pad);
 
-// uint8 [B,3,H,W] -> float [B,3,H,W] on the same device.
-torch::Tensor normalize_batch(const torch::Tensor& images, const Normalization& normalization);
+// uint8 [B,3,H,W] -> float [B,3,H,W] on the same device, laid out in `format`
+// (channels_last for the convolutions, so the trainer need not copy the batch).
+torch::Tensor normalize_batch(const torch::Tensor& images, const Normalization& normalization,
+                              torch::MemoryFormat format = torch::MemoryFormat::Contiguous);
 
 }  // namespace cifar

@@ -86,7 +86,7 @@ struct Evaluation {
 // Each rank scores its stride of the test split (no padding, so no sample
 // counts twice); correct counts and loss sums are all-reduced.
 Evaluation evaluate(Model& model, const Split& test, const Normalization& norm, Communicator& comm,
-                    torch::Device device, bool channels_last) {
+                    torch::Device device, torch::MemoryFormat format) {
   torch::NoGradGuard no_grad;
   model.eval();
   std::vector<int64_t> shard;
@@ -94,11 +94,11 @@ Evaluation evaluate(Model& model, const Split& test, const Normalization& norm, 
   LoaderOptions opts;
   opts.normalization = norm;
   opts.prefetch_depth = 1;
+  opts.memory_format = format;
   BatchLoader loader(test, shard, 1000, opts, device);
   auto totals = torch::zeros({3}, torch::TensorOptions().dtype(torch::kFloat64).device(device));
   while (auto batch = loader.next()) {
-    auto x = channels_last ? batch->images.contiguous(torch::MemoryFormat::ChannelsLast) : batch->images;
-    auto logits = model.forward(x).to(torch::kFloat32);
+    auto logits = model.forward(batch->images).to(torch::kFloat32);
     totals[0] += torch::nn::functional::cross_entropy(
         logits, batch->labels, torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kSum));
     totals[1] += (logits.argmax(1) == batch->labels).sum();
@@ -164,7 +164,9 @@ int run_training(const MpiEnvironment& env, const TrainConfig& c) {
   torch::manual_seed(static_cast<uint64_t>(c.seed));
   std::shared_ptr<Model> model = make_model(c.model);
   model->to(device);
-  if (c.channels_last) set_memory_format(*model, torch::MemoryFormat::ChannelsLast);
+  // Weights and batches (made by the loader) in one layout.
+  const auto format = c.channels_last ? torch::MemoryFormat::ChannelsLast : torch::MemoryFormat::Contiguous;
+  if (c.channels_last) set_memory_format(*model, format);
   auto comm = make_communicator(env.comm(), placement,
                                 std::chrono::milliseconds(static_cast<long>(c.comm_timeout * 1000)));
   const auto params = model->parameters();
@@ -221,6 +223,7 @@ int run_training(const MpiEnvironment& env, const TrainConfig& c) {
     lopts.epoch = epoch;
     lopts.drop_last = c.drop_last;
     lopts.prefetch_depth = c.loader_threads > 0 ? 2 : 0;
+    lopts.memory_format = format;
     lopts.start_batch = epoch == start.epoch ? start.batch_in_epoch : 0;
     BatchLoader loader(data.train, distributed_sampler_indices(sampler), c.batch_size, lopts, device);
 
@@ -240,7 +243,7 @@ int run_training(const MpiEnvironment& env, const TrainConfig& c) {
         optimizer->zero_grad();
         set_learning_rate(*optimizer, learning_rate(schedule, step));
       }
-      auto x = c.channels_last ? batch->images.contiguous(torch::MemoryFormat::ChannelsLast) : batch->images;
+      const auto& x = batch->images;  // already in the model's memory format (lopts.memory_format)
       profile.charge(StepProfile::kData);
 
       reducer.broadcast_buffers();
@@ -301,7 +304,7 @@ int run_training(const MpiEnvironment& env, const TrainConfig& c) {
     images_trained += epoch_images * world.size;
     if (c.profile) print_profile(profile, *comm, device, epoch);
 
-    if (c.eval) last_eval = evaluate(*model, data.test, data.normalization, *comm, device, c.channels_last);
+    if (c.eval) last_eval = evaluate(*model, data.test, data.normalization, *comm, device, format);
     EpochMetrics row;
     const auto ls = loss_sum.cpu();
     row.epoch = epoch;

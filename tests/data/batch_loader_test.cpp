@@ -31,6 +31,15 @@ TEST(BatchTransform, RecipeNormalisationIsToTensorThenNormalizeHalf) {
   EXPECT_FLOAT_EQ(got.max().item<float>(), 1.0f);
 }
 
+TEST(BatchTransform, ChannelsLastOutputHasTheSameValues) {
+  const Split s = random_split(8, 3);
+  const torch::Tensor nchw = normalize_batch(s.images, Normalization::recipe());
+  const torch::Tensor nhwc = normalize_batch(s.images, Normalization::recipe(), torch::MemoryFormat::ChannelsLast);
+  EXPECT_TRUE(nhwc.is_contiguous(torch::MemoryFormat::ChannelsLast));
+  EXPECT_TRUE(nchw.is_contiguous());
+  EXPECT_TRUE(torch::equal(nchw, nhwc));
+}
+
 TEST(BatchTransform, FileStatisticsNormalisePerChannel) {
   Normalization n{{0.1, 0.2, 0.3}, {0.25, 0.5, 1.0}};
   const torch::Tensor x = torch::full({2, 3, 32, 32}, 51, torch::kUInt8);  // 51/255 = 0.2
