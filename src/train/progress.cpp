@@ -1,6 +1,7 @@
 // Progress lines and step-phase timing.
 #include "train/progress.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "util/log.hpp"
@@ -22,7 +23,8 @@ std::string progress_line(int epoch, long batch, long batches, double loss, doub
 }
 
 const char* StepProfile::name(Phase p) {
-  static const char* names[] = {"data wait", "forward", "backward", "comm wait", "optimizer", "other"};
+  static const char* names[] = {"data wait",          "forward",   "backward", "waiting for slower ranks",
+                                "comm not overlapped", "optimizer", "other"};
   return names[p];
 }
 
@@ -30,6 +32,28 @@ void StepProfile::charge(Phase phase) {
   const auto now = std::chrono::steady_clock::now();
   seconds_[phase] += std::chrono::duration<double>(now - mark_).count();
   mark_ = now;
+}
+
+void StepProfile::charge_comm_wait() {
+  wait_starts_.push_back(std::chrono::duration<double>(mark_.time_since_epoch()).count());
+  const double before = seconds_[kCommWait];
+  charge(kCommWait);
+  waits_.push_back(seconds_[kCommWait] - before);
+}
+
+void StepProfile::reset() {
+  seconds_.fill(0.0);
+  wait_starts_.clear();
+  waits_.clear();
+}
+
+double straggler_seconds(const std::vector<double>& starts, const std::vector<double>& waits,
+                         const std::vector<double>& latest_starts) {
+  double total = 0;
+  for (size_t i = 0; i < starts.size() && i < waits.size() && i < latest_starts.size(); ++i) {
+    total += std::clamp(latest_starts[i] - starts[i], 0.0, waits[i]);
+  }
+  return total;
 }
 
 }  // namespace cifar

@@ -111,16 +111,40 @@ Evaluation evaluate(Model& model, const Split& test, const Normalization& norm, 
   return {t[0].item<double>() / n, t[1].item<double>() / n};
 }
 
-void print_profile(const StepProfile& profile, Communicator& comm, torch::Device device, int epoch) {
-  auto secs = torch::tensor(std::vector<double>(profile.seconds().begin(), profile.seconds().end()),
-                            torch::TensorOptions().dtype(torch::kFloat64)).to(device);
+// This rank's gradient waits that were spent waiting for slower ranks: needs
+// every rank's wait start times, so it is collective (all ranks call it).
+double straggling_seconds(const StepProfile& profile, Communicator& comm, torch::Device device) {
+  const auto& starts = profile.wait_starts();
+  const auto counts = comm.all_gather(torch::tensor({static_cast<int64_t>(starts.size())}).to(device)).cpu();
+  if (starts.empty() || !(counts == counts[0]).all().item<bool>()) return 0.0;  // same answer on every rank
+  const auto all = comm.all_gather(torch::tensor(starts, torch::TensorOptions().dtype(torch::kFloat64)).to(device));
+  const auto latest = std::get<0>(all.cpu().max(0)).contiguous();
+  const double* p = latest.data_ptr<double>();
+  return straggler_seconds(starts, profile.waits(), std::vector<double>(p, p + latest.numel()));
+}
+
+// Per-epoch shares of the step phases, summed over ranks. On one host the
+// gradient wait is split into waiting for slower ranks and communication that
+// backward did not hide; across hosts the clocks are not comparable, so the
+// wait is reported whole.
+void print_profile(const StepProfile& profile, Communicator& comm, torch::Device device, int epoch, bool one_host) {
+  std::vector<double> mine(profile.seconds().begin(), profile.seconds().end());
+  if (one_host) {
+    const double straggling = straggling_seconds(profile, comm, device);
+    mine[StepProfile::kStragglerWait] += straggling;
+    mine[StepProfile::kCommWait] -= straggling;
+  }
+  auto secs = torch::tensor(mine, torch::TensorOptions().dtype(torch::kFloat64)).to(device);
   comm.all_reduce(secs, ReduceOp::Sum);
   secs = secs.cpu();
   const double total = std::max(1e-9, secs.sum().item<double>());
   std::string line = strprintf("Profile epoch %d (sum over %d ranks, %.1f s):", epoch, comm.size(), total);
   for (int p = 0; p < StepProfile::kNumPhases; ++p) {
-    line += strprintf(" %s %.1f%%%s", StepProfile::name(static_cast<StepProfile::Phase>(p)),
-                      100.0 * secs[p].item<double>() / total, p + 1 < StepProfile::kNumPhases ? "," : "");
+    const auto phase = static_cast<StepProfile::Phase>(p);
+    if (!one_host && phase == StepProfile::kStragglerWait) continue;
+    const char* name = !one_host && phase == StepProfile::kCommWait ? "comm wait (incl. slower ranks)"
+                                                                     : StepProfile::name(phase);
+    line += strprintf("%s %s %.1f%%", p == 0 ? "" : ",", name, 100.0 * secs[p].item<double>() / total);
   }
   log::info(line);
 }
@@ -265,7 +289,7 @@ int run_training(const MpiEnvironment& env, const TrainConfig& c) {
       if (last_micro) {
         reducer.finish();
         if (c.profile && device.is_cuda()) torch::cuda::synchronize();
-        profile.charge(StepProfile::kCommWait);
+        profile.charge_comm_wait();
         if (scaler.unscale_and_check(params)) optimizer->step();
         ++step;
         if (c.profile && device.is_cuda()) torch::cuda::synchronize();
@@ -302,7 +326,7 @@ int run_training(const MpiEnvironment& env, const TrainConfig& c) {
     const double epoch_seconds = seconds_since(epoch_start);
     train_seconds += epoch_seconds;
     images_trained += epoch_images * world.size;
-    if (c.profile) print_profile(profile, *comm, device, epoch);
+    if (c.profile) print_profile(profile, *comm, device, epoch, world.num_nodes == 1);
 
     if (c.eval) last_eval = evaluate(*model, data.test, data.normalization, *comm, device, format);
     EpochMetrics row;
