@@ -47,6 +47,8 @@ void visit_options(TrainConfig& c, Visitor&& v) {
   v("comm-timeout", c.comm_timeout, "seconds a collective may take before the job is ended");
   v("threads", c.threads, "intra-op threads per rank (0: the cores this rank owns / ranks sharing them)");
   v("channels-last", c.channels_last, "use the channels_last memory format for convolutions");
+  v("retain-memory", c.retain_memory,
+    "keep freed memory in the process for reuse (no per-step page faults; glibc mallopt)");
   v("precision", c.precision, "fp32 | bf16 | fp16 (autocast, GPUs)");
   v("profile", c.profile, "print per-epoch shares of data, forward, backward, communication and optimiser time");
   v("output", c.output, "model file written by rank 0 at the end (loads in Python with torch.load)");

@@ -27,6 +27,7 @@
 #include "train/threads.hpp"
 #include "util/error.hpp"
 #include "util/log.hpp"
+#include "util/memory.hpp"
 
 namespace cifar {
 namespace {
@@ -172,6 +173,7 @@ int run_training(const MpiEnvironment& env, const TrainConfig& c) {
   const torch::Device device = placement.device;
   const int threads = c.threads > 0 ? c.threads : automatic_thread_count(world);
   apply_thread_count(threads);
+  if (c.retain_memory) retain_freed_memory();
   if (device.is_cuda()) at::globalContext().setBenchmarkCuDNN(true);
   if (!c.checkpoint_dir.empty()) install_preemption_handlers();  // before any long start-up work
 
