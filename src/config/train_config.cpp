@@ -39,7 +39,9 @@ void visit_options(TrainConfig& c, Visitor&& v) {
   v("schedule", c.schedule, "learning-rate schedule: constant | cosine | onecycle");
   v("warmup-epochs", c.warmup_epochs, "linear warm-up before the schedule (epochs, may be fractional)");
   v("label-smoothing", c.label_smoothing, "label smoothing for the cross-entropy loss, in [0, 1)");
-  v("seed", c.seed, "seed for initialisation, shuffling and augmentation");
+  v("seed", c.seed, "seed for initialisation and augmentation (the recipe's torch.manual_seed)");
+  v("shuffle-seed", c.shuffle_seed,
+    "seed of the sample order, as DistributedSampler's own seed (default 0 there and in the recipe, whatever --seed)");
   v("backend", c.backend, "gradient all-reduce: auto (nccl on GPUs, mpi on CPUs) | mpi | nccl");
   v("device", c.device, "auto | cpu | cuda (cuda:<local rank>)");
   v("bucket-mb", c.bucket_mb, "gradient bucket size in MiB (all buckets but the first)");

@@ -40,6 +40,7 @@ struct TrainConfig {
   double warmup_epochs = 0.0;
   double label_smoothing = 0.0;
   long seed = 0;
+  long shuffle_seed = 0;  // DistributedSampler(seed=...): its own seed, 0 in PyTorch and the recipe
 
   // distribution and speed
   std::string backend = "auto";  // auto | mpi | nccl

@@ -239,8 +239,8 @@ int run_training(const MpiEnvironment& env, const TrainConfig& c) {
   model->train();
   for (int epoch = start.epoch; epoch < c.epochs && (c.max_steps == 0 || step < c.max_steps); ++epoch) {
     const auto epoch_start = Clock::now();
-    SamplerOptions sampler{data.train.size(), world.size, world.rank, static_cast<uint64_t>(c.seed), epoch, c.shuffle,
-                           c.drop_last};
+    SamplerOptions sampler{data.train.size(), world.size, world.rank, static_cast<uint64_t>(c.shuffle_seed),
+                           epoch, c.shuffle, c.drop_last};
     LoaderOptions lopts;
     lopts.normalization = data.normalization;
     lopts.augment = c.augment;

@@ -44,6 +44,7 @@ TEST(Config, DefaultsAreTheRecipe) {
   EXPECT_EQ(c.batch_size, 256);
   EXPECT_EQ(c.epochs, 10);
   EXPECT_EQ(c.seed, 0);
+  EXPECT_EQ(c.shuffle_seed, 0);  // DistributedSampler's default, independent of --seed
 }
 
 TEST(Config, CommandLineWinsOverFile) {
