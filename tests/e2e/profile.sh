@@ -5,7 +5,7 @@
 # another.
 source "$(dirname "$0")/common.sh"
 
-# profile_shares NP: runs NP ranks for one short epoch and prints the profile line.
+# profile_line NP: runs NP ranks for one short epoch and prints the profile line.
 profile_line() {
   mpi "$1" "$CIFAR_MPI" --data "$E2E_DATA" --epochs 1 --batch-size 32 --profile true --eval false \
     --output model.pth --metrics "" --log-every 1000 >"train_np$1.log" 2>&1 ||

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "model/model.hpp"
 #include "model/pool_relu.hpp"
 
 namespace {
@@ -64,9 +65,13 @@ int main(int argc, char** argv) {
   at::set_num_threads(threads);
   torch::manual_seed(0);
   const auto format = channels_last ? torch::MemoryFormat::ChannelsLast : torch::MemoryFormat::Contiguous;
-  torch::nn::Conv2d conv1(torch::nn::Conv2dOptions(3, 32, 3)), conv2(torch::nn::Conv2dOptions(32, 64, 3));
-  torch::nn::Linear fc1(64 * 6 * 6, 128), fc2(128, 10);
-  for (auto* conv : {&conv1, &conv2}) (*conv)->weight.set_data((*conv)->weight.contiguous(format));
+  // The program's own ConvNet, laid out as the trainer lays it out; its layers
+  // are timed one by one through their registered names.
+  const auto model = cifar::make_model("convnet");
+  cifar::set_memory_format(*model, format);
+  const auto layers = model->named_children();
+  const auto conv1 = layers["conv1"]->as<torch::nn::Conv2d>(), conv2 = layers["conv2"]->as<torch::nn::Conv2d>();
+  const auto fc1 = layers["fc1"]->as<torch::nn::Linear>(), fc2 = layers["fc2"]->as<torch::nn::Linear>();
   const auto labels = torch::randint(0, 10, {batch});
   const auto libtorch_pool_relu = [](const torch::Tensor& x) { return torch::relu(torch::max_pool2d(x, 2)); };
 
@@ -113,11 +118,7 @@ int main(int argc, char** argv) {
                     stage.counted});
     if (stage.counted) next_input = output;
   }
-  std::vector<torch::Tensor> params;
-  for (auto* m : std::vector<torch::nn::Module*>{conv1.get(), conv2.get(), fc1.get(), fc2.get()}) {
-    for (auto& p : m->parameters()) params.push_back(p);
-  }
-  torch::optim::Adam adam(params, torch::optim::AdamOptions(1e-3));
+  torch::optim::Adam adam(model->parameters(), torch::optim::AdamOptions(1e-3));
   rows.push_back({"Adam step", best_ms([&] { adam.step(); }, iters), 0, 0, true});
 
   double step = 0;
