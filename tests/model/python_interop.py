@@ -24,7 +24,7 @@ try:
     import torch.nn as nn
     import torch.nn.functional as F
 except ImportError as e:
-    print(f"FAIL: /usr/bin/python3 cannot import torch ({e}); install it with tools/setup.sh "
+    print(f"FAIL: {sys.executable} cannot import torch ({e}); install it with tools/setup.sh "
           "(Debian package python3-torch)", file=sys.stderr)
     sys.exit(1)
 

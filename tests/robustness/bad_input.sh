@@ -65,7 +65,7 @@ data="$PWD/truncated.h5" expect_failure 1 "File has been truncated"
 # Corrupted: one flipped bit inside the first stored chunk of /train/images;
 # its Fletcher32 checksum must catch it.
 cp good.h5 corrupted.h5
-/usr/bin/python3 - corrupted.h5 <<'PY'
+"$PYTHON" - corrupted.h5 <<'PY'
 import sys, h5py
 path = sys.argv[1]
 with h5py.File(path, "r") as f:
