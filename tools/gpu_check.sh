@@ -28,6 +28,9 @@ readonly repo=$PWD
 : "${GPU_WORK:=/tmp/cifar-gpu-work}"       # data files, models, scratch
 : "${GPU_BUILD:=build/cuda}"               # the `cuda` preset's binary dir
 : "${GPU_JOBS:=$(nproc)}"
+# What the build step compiles: the programs and the GPU tests first (the
+# device time is short); test_cpu builds the rest when it runs.
+: "${GPU_BUILD_TARGETS:=cifar_mpi cifar_pack compare_models gpu_test}"
 : "${GPU_PYTHON:=}"                        # empty: /opt/torch/.venv/bin/python3, else python3
 : "${GPU_CUDA_HOME:=${CUDA_HOME:-/usr/local/cuda}}"
 : "${GPU_SEED_DDP:=.gpu/seed_ddp.py}"      # the Python reference recipe (convnet peer)
@@ -35,15 +38,17 @@ readonly repo=$PWD
 : "${GPU_IMAGES:=20000}"                   # training images in the synthetic data sets
 : "${GPU_BATCH:=256}"                      # per-rank batch, both sides of each comparison
 : "${GPU_BENCH_EPOCHS:=2}"                 # the last epoch's rate is the cifar_mpi figure
-: "${GPU_SEED_WORKERS:=8}"                 # DataLoader workers for seed_ddp.py
+: "${GPU_SEED_WORKERS:=0}"                 # DataLoader workers for seed_ddp.py (0: in process;
+                                           # its 8 worker processes hung on one H200 machine)
 # cifar_pack arguments before `--output FILE` (the data tool's synthetic mode).
 : "${GPU_PACK_ARGS:=--synthetic $GPU_IMAGES}"
 # Arguments every cifar_mpi run shares; the training runs add theirs.
 : "${GPU_TRAIN_ARGS:=--batch-size $GPU_BATCH --log-every 10}"
-: "${GPU_STEP_TIMEOUTS:=deps=90 env=45 build=300 test_gpu=90 pack=45 train_nccl=60 train_mpi2=60 bench_convnet_cpp=60 bench_convnet_py=90 bench_resnet18_cpp=60 bench_resnet18_py=60 bench_convnet_bf16=45 bench_resnet18_bf16=45 bench_resnet18_nocl=45 bench_convnet_host=45 test_cpu=120}"
-readonly kAllSteps=(deps env build test_gpu pack train_nccl train_mpi2
-                    bench_convnet_cpp bench_convnet_py bench_resnet18_cpp bench_resnet18_py
-                    bench_convnet_bf16 bench_resnet18_bf16 bench_resnet18_nocl bench_convnet_host test_cpu)
+: "${GPU_STEP_TIMEOUTS:=deps=90 env=45 build=330 test_gpu=90 pack=45 train_nccl=60 train_mpi2=60 bench_convnet_cpp=60 bench_convnet_py=90 bench_resnet18_cpp=60 bench_resnet18_py=60 bench_convnet_bf16=45 bench_resnet18_bf16=45 bench_resnet18_nocl=45 bench_convnet_host=45 test_cpu=150 train_resume=90 bench_resnet18_host=45 bench_resnet18_py_bf16=60}"
+readonly kAllSteps=(deps env build test_gpu pack train_nccl train_mpi2 train_resume test_cpu
+                    bench_convnet_cpp bench_convnet_host bench_convnet_py
+                    bench_resnet18_cpp bench_resnet18_host bench_resnet18_py
+                    bench_resnet18_bf16 bench_resnet18_py_bf16 bench_convnet_bf16 bench_resnet18_nocl)
 
 h5=$GPU_WORK/synthetic.h5
 figures=$GPU_WORK/figures
@@ -146,13 +151,16 @@ step_build() {
   nccl_root=$("$PY" -c 'import nvidia.nccl; print(list(nvidia.nccl.__path__)[0])')
   local args=(--preset cuda -DCIFAR_BUILD_TESTS=ON
               "-DCMAKE_PREFIX_PATH=$torch_prefix;$GPU_PREFIX/usr"
-              "-DNCCL_ROOT=$nccl_root" "-DPython3_EXECUTABLE=$PY")
+              "-DNCCL_ROOT=$nccl_root" "-DPython3_EXECUTABLE=$PY" "-DCIFAR_TEST_PYTHON=$PY")
   if declare -p GPU_DEPS_CMAKE_ARGS >/dev/null 2>&1; then args+=("${GPU_DEPS_CMAKE_ARGS[@]}"); fi
   local t0=$SECONDS
   cmake "${args[@]}" | tee "$GPU_WORK/configure.txt"
   local summary
   summary=$(grep -o 'LibTorch .*NCCL communicator: [A-Z]*' "$GPU_WORK/configure.txt" || true)
-  cmake --build "$GPU_BUILD" -j "$GPU_JOBS"
+  local targets
+  read -r -a targets <<<"$GPU_BUILD_TARGETS"
+  # -k 0: one run shows every compile error, not only the first.
+  cmake --build "$GPU_BUILD" -j "$GPU_JOBS" --target "${targets[@]}" -- -k 0
   grep -E '^(Torch_DIR|NCCL_LIBRARY|MPI_mpi_LIBRARY|HDF5_hdf5_LIBRARY_RELEASE|Boost_DIR|LibArchive_LIBRARY|GTest_DIR|CMAKE_CUDA_COMPILER):' \
     "$GPU_BUILD/CMakeCache.txt" | tee "$OUT/cmake_found.txt"
   ldd "$(cifar_mpi_bin)" | grep -E 'torch|c10|nccl|mpi|hdf5|boost|archive|not found' | tee "$OUT/cifar_mpi_ldd.txt"
@@ -176,9 +184,13 @@ step_test_gpu() {
 }
 
 step_test_cpu() {
-  # The CPU-side suites on this machine; the no-GPU failure test does not apply here.
-  ctest --test-dir "$GPU_BUILD" -L 'unit|mpi' -E 'nccl_without_gpu' --output-on-failure --timeout 100 \
-    -j "$((GPU_JOBS / 4 > 0 ? GPU_JOBS / 4 : 1))" ||
+  # The CPU-side suites against this machine's LibTorch, with the GPU hidden so
+  # that `--backend auto` picks MPI on the CPU as on the CI machines. Not here:
+  # the simulated hosts (need iproute2), Slurm, and the no-GPU error test.
+  cmake --build "$GPU_BUILD" -j "$GPU_JOBS" -- -k 0
+  CUDA_VISIBLE_DEVICES='' ctest --test-dir "$GPU_BUILD" -L 'unit|mpi' -LE 'gpu|multinode|slurm' \
+    -E 'nccl_without_gpu' --output-on-failure --timeout 100 \
+    -j "$((GPU_JOBS / 2 > 0 ? GPU_JOBS / 2 : 1))" ||
     { figure "$(ctest_figure "$OUT/test_cpu.log")"; return 1; }
   figure "$(ctest_figure "$OUT/test_cpu.log")"
 }
@@ -210,6 +222,25 @@ train_figure() {
 }
 
 step_train_nccl() { train 1 nccl convnet 1 train_nccl; train_figure train_nccl; }
+
+# Checkpoints of a CUDA run: 2 epochs straight, and the same run stopped at
+# step 50 (a step checkpoint) and resumed with --resume auto. The figure is
+# the largest relative difference of the two final models (cuDNN's autotuned
+# kernels need not be deterministic, so it is reported, not required to be 0).
+step_train_resume() {
+  local ckpt=$GPU_WORK/ckpt args=(--eval false --seed 3 --shuffle true --augment true)
+  rm -rf "$ckpt"
+  train 1 nccl convnet 2 resume_straight "${args[@]}"
+  train 1 nccl convnet 2 resume_first "${args[@]}" --checkpoint-dir "$ckpt" --checkpoint-every-steps 25 \
+    --max-steps 50
+  ls -l "$ckpt"
+  train 1 nccl convnet 2 resume_second "${args[@]}" --checkpoint-dir "$ckpt" --resume auto | tee "$GPU_WORK/resume.log"
+  grep -q 'resumed from checkpoint .*s000050' "$GPU_WORK/resume.log" || { echo "did not resume from step 50"; return 1; }
+  local diff
+  diff=$("$(tool_bin compare_models)" --a "$GPU_WORK/resume_straight.pth" --b "$GPU_WORK/resume_second.pth" \
+    --rtol 1 2>&1 | tee /dev/stderr | grep -oiE 'largest relative difference[^0-9]*[0-9.e+-]+' | tail -n1 || true)
+  figure "resumed at step 50 of 158; ${diff:-compare_models printed no difference}"
+}
 step_train_mpi2() { train 2 mpi convnet 1 train_mpi2; train_figure train_mpi2; }
 
 # bench_cpp MODEL VARIANT [extra args...]: images/s of one cifar_mpi setting.
@@ -226,6 +257,7 @@ step_bench_convnet_bf16() { bench_cpp convnet bf16 --precision bf16; }
 step_bench_resnet18_bf16() { bench_cpp resnet18 bf16 --precision bf16; }
 step_bench_resnet18_nocl() { bench_cpp resnet18 nocl --channels-last false; }
 step_bench_convnet_host() { bench_cpp convnet host --data-on-device false; }
+step_bench_resnet18_host() { bench_cpp resnet18 host --data-on-device false; }
 
 # binary_data: the Python peers' CIFAR-10 binary folder (synthetic when not carried).
 binary_data() {
@@ -260,13 +292,16 @@ step_bench_convnet_py() {
   figure "$(grep -oE 'images_per_second=[0-9.]+' "$OUT/bench_convnet_py.log" | tail -n1 | cut -d= -f2)"
 }
 
-step_bench_resnet18_py() {
+# resnet_py [torch_resnet_bench.py args...]: the Python ResNet-18 peer.
+resnet_py() {
   local data
   data=$(binary_data)
   "$PY" tools/bench/torch_resnet_bench.py --batch-size "$GPU_BATCH" --steps 60 --warmup 10 --channels-last \
-    --data "$data" --limit "$GPU_IMAGES"
-  figure "$(grep -oE 'images_per_second=[0-9.]+' "$OUT/bench_resnet18_py.log" | tail -n1 | cut -d= -f2)"
+    --data "$data" --limit "$GPU_IMAGES" "$@"
+  figure "$(grep -oE 'images_per_second=[0-9.]+' "$OUT/$step.log" | tail -n1 | cut -d= -f2)"
 }
+step_bench_resnet18_py() { resnet_py; }
+step_bench_resnet18_py_bf16() { resnet_py --precision bf16; }
 
 # ---- the driver -------------------------------------------------------------------
 step_timeout() {
@@ -302,7 +337,7 @@ write_summary() {
     echo
     echo "| variant | img/s |"
     echo "|---|---|"
-    for m in convnet_bf16 resnet18_bf16 resnet18_nocl convnet_host; do
+    for m in convnet_host resnet18_host convnet_bf16 resnet18_bf16 resnet18_py_bf16 resnet18_nocl; do
       echo "| $m | $(cat "$figures/bench_$m" 2>/dev/null || echo n/a) |"
     done
     echo
@@ -339,7 +374,7 @@ run_step() {
 main() {
   mkdir -p "$OUT" "$GPU_WORK" "$figures"
   OUT=$(cd "$OUT" && pwd)
-  export OUT GPU_DEADLINE_S GPU_DEBS GPU_PREFIX GPU_WORK GPU_BUILD GPU_JOBS GPU_PYTHON GPU_CUDA_HOME \
+  export OUT GPU_DEADLINE_S GPU_DEBS GPU_PREFIX GPU_WORK GPU_BUILD GPU_JOBS GPU_BUILD_TARGETS GPU_PYTHON GPU_CUDA_HOME \
          GPU_SEED_DDP GPU_BIN_DATA GPU_IMAGES GPU_BATCH GPU_BENCH_EPOCHS GPU_SEED_WORKERS GPU_PACK_ARGS \
          GPU_TRAIN_ARGS GPU_STEP_TIMEOUTS
   rm -f "$figures"/*
