@@ -7,7 +7,6 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <filesystem>
 #include <fstream>
 #include <map>
 #include <memory>
@@ -18,9 +17,9 @@
 #include "data/md5.hpp"
 #include "util/error.hpp"
 #include "util/log.hpp"
+#include "util/paths.hpp"
 
 namespace cifar {
-namespace fs = std::filesystem;
 namespace {
 
 using FileMap = std::map<std::string, std::string>;  // base name -> contents
@@ -68,7 +67,7 @@ FileMap read_archive(const std::string& path, std::string* md5) {
   int rc;
   while ((rc = archive_read_next_header(a.get(), &entry)) == ARCHIVE_OK) {
     if (archive_entry_filetype(entry) != AE_IFREG) continue;
-    const std::string name = fs::path(archive_entry_pathname(entry)).filename().string();
+    const std::string name = paths::file_name(archive_entry_pathname(entry));
     if (!ends_with(name, ".bin") && name != schema::kMetaFile) continue;
     std::string& data = files[name];
     data.resize(static_cast<size_t>(std::max<la_int64_t>(archive_entry_size(entry), 0)));
@@ -89,16 +88,16 @@ FileMap read_archive(const std::string& path, std::string* md5) {
 
 // ---- reading the folder.
 FileMap read_folder(const std::string& input, std::string* md5) {
-  fs::path folder(input);
-  if (fs::is_directory(folder / schema::kBatchesFolder)) folder /= schema::kBatchesFolder;
+  std::string folder = input;
+  if (paths::is_directory(paths::join(folder, schema::kBatchesFolder))) folder = paths::join(folder, schema::kBatchesFolder);
   FileMap files;
-  for (const fs::directory_entry& e : fs::directory_iterator(folder)) {
-    const std::string name = e.path().filename().string();
-    if (!e.is_regular_file() || (!ends_with(name, ".bin") && name != schema::kMetaFile)) continue;
-    std::ifstream in(e.path(), std::ios::binary);
+  for (const std::string& name : paths::list(folder)) {
+    const std::string path = paths::join(folder, name);
+    if ((!ends_with(name, ".bin") && name != schema::kMetaFile) || !paths::is_regular_file(path)) continue;
+    std::ifstream in(path, std::ios::binary);
     std::ostringstream os;
     os << in.rdbuf();
-    if (!in && !in.eof()) throw DataError("cannot read '" + e.path().string() + "'");
+    if (!in && !in.eof()) throw DataError("cannot read '" + path + "'");
     files[name] = os.str();
   }
   Md5 hash;  // a folder has no archive md5: hash the six .bin files in their canonical order
@@ -162,11 +161,10 @@ std::vector<std::string> parse_class_names(const FileMap& files) {
 }  // namespace
 
 CifarData read_cifar10_binary(const std::string& input) {
-  std::error_code ec;
-  if (!fs::exists(input, ec)) {
+  if (!paths::exists(input)) {
     throw DataError("'" + input + "' does not exist; get the archive with tools/download_cifar10.sh");
   }
-  const bool archive_input = !fs::is_directory(input);
+  const bool archive_input = !paths::is_directory(input);
   CifarData data;
   const FileMap files = archive_input ? read_archive(input, &data.source.md5) : read_folder(input, &data.source.md5);
   check_structure(input, files);
@@ -267,11 +265,10 @@ void write_cifar10_binary(const CifarData& data, const std::string& output) {
     write_archive(output, files);
     return;
   }
-  const fs::path folder = fs::path(output) / schema::kBatchesFolder;
-  std::error_code ec;
-  fs::create_directories(folder, ec);
-  if (ec) throw DataError("cannot create folder '" + folder.string() + "': " + ec.message());
-  for (const auto& [name, bytes] : files) write_plain_file((folder / name).string(), bytes);
+  const std::string folder = paths::join(output, schema::kBatchesFolder);
+  const std::string why = paths::create_directories(folder);
+  if (!why.empty()) throw DataError("cannot create folder '" + folder + "' (" + why + ")");
+  for (const auto& [name, bytes] : files) write_plain_file(paths::join(folder, name), bytes);
 }
 
 }  // namespace cifar

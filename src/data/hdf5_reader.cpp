@@ -4,7 +4,6 @@
 
 #include <cerrno>
 #include <cstring>
-#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -13,6 +12,7 @@
 #include "data/hdf5_dataset.hpp"
 #include "util/error.hpp"
 #include "util/log.hpp"
+#include "util/paths.hpp"
 
 namespace cifar {
 namespace {
@@ -32,12 +32,11 @@ std::string where(const std::string& path, const std::string& object = "") {
 
 H5Handle open_file(const std::string& path) {
   silence_hdf5_errors();
-  std::error_code ec;
-  if (!std::filesystem::exists(path, ec)) {
+  if (!paths::exists(path)) {
     fail(path, "", "no such file; create it with cifar_pack (see tools/download_cifar10.sh for the archive)");
   }
   // Said plainly here: HDF5 would report both as "not an HDF5 file" deep in its error stack.
-  if (std::filesystem::is_directory(path, ec)) fail(path, "", "is a folder, not a file; pass the packed .h5 file");
+  if (paths::is_directory(path)) fail(path, "", "is a folder, not a file; pass the packed .h5 file");
   if (access(path.c_str(), R_OK) != 0) {
     fail(path, "", std::string("cannot be read (") + std::strerror(errno) + "); check its permissions");
   }

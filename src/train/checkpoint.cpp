@@ -4,8 +4,9 @@
 #include <torch/csrc/jit/serialization/pickle.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstdio>
 #include <cstring>
-#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <regex>
@@ -18,11 +19,11 @@
 #include "util/atomic_file.hpp"
 #include "util/error.hpp"
 #include "util/log.hpp"
+#include "util/paths.hpp"
 
 namespace cifar {
 namespace {
 
-namespace fs = std::filesystem;
 
 const char* const kFormatTag = "cifar_mpi checkpoint";
 const std::regex kNamePattern(R"(ckpt-e(\d+)-s(\d+)\.pt)");
@@ -115,12 +116,12 @@ std::vector<std::string> list_checkpoints(const std::string& folder) {
     std::string path;
   };
   std::vector<Entry> entries;
-  std::error_code ec;
-  for (const auto& file : fs::directory_iterator(folder, ec)) {
+  if (!paths::is_directory(folder)) return {};
+  for (const std::string& name : paths::list(folder)) {
     std::smatch m;
-    const std::string name = file.path().filename().string();
-    if (file.is_regular_file() && std::regex_match(name, m, kNamePattern))
-      entries.push_back({std::stol(m[2]), std::stol(m[1]), file.path().string()});
+    const std::string path = paths::join(folder, name);
+    if (std::regex_match(name, m, kNamePattern) && paths::is_regular_file(path))
+      entries.push_back({std::stol(m[2]), std::stol(m[1]), path});
   }
   std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
     return std::tie(a.step, a.epoch, a.path) > std::tie(b.step, b.epoch, b.path);
@@ -133,9 +134,8 @@ std::vector<std::string> list_checkpoints(const std::string& folder) {
 void prune_checkpoints(const std::string& folder, int keep) {
   const auto paths = list_checkpoints(folder);
   for (size_t i = static_cast<size_t>(std::max(keep, 0)); i < paths.size(); ++i) {
-    std::error_code ec;
-    fs::remove(paths[i], ec);
-    if (ec) log::warn("cannot delete old checkpoint " + paths[i] + ": " + ec.message());
+    if (std::remove(paths[i].c_str()) != 0)
+      log::warn("cannot delete old checkpoint " + paths[i] + ": " + std::strerror(errno));
   }
 }
 
@@ -339,12 +339,12 @@ std::optional<Checkpoint> Checkpointer::resume() {
 }
 
 void Checkpointer::save(const TrainingPosition& position, double loss_sum, double loss_count) {
-  const std::string path = (fs::path(config_.checkpoint_dir) / checkpoint_file_name(position)).string();
+  const std::string path = paths::join(config_.checkpoint_dir, checkpoint_file_name(position));
   if (path == last_written_) return;  // this exact state is on disk already
   agree_on_startup(comm_, [&] {
     if (world_.rank != 0) return;  // every rank holds the same state; the others wait here
-    std::error_code ec;
-    fs::create_directories(config_.checkpoint_dir, ec);
+    // A folder that cannot be made is reported by the write below, with the file's name.
+    paths::create_directories(config_.checkpoint_dir);
     write_file_atomically(path, encode_checkpoint(capture_checkpoint(config_, world_.size, train_size_, position,
                                                                      loss_sum, loss_count, model_, optimizer_,
                                                                      scaler_, device_)));

@@ -7,7 +7,6 @@
 
 #include <unistd.h>
 
-#include <filesystem>
 
 #include "comm/factory.hpp"
 #include "data/batch_loader.hpp"
@@ -28,6 +27,7 @@
 #include "util/error.hpp"
 #include "util/log.hpp"
 #include "util/memory.hpp"
+#include "util/paths.hpp"
 
 namespace cifar {
 namespace {
@@ -39,12 +39,11 @@ double seconds_since(Clock::time_point t) { return std::chrono::duration<double>
 // any training time is spent.
 void check_writable(const std::string& option, const std::string& path) {
   if (path.empty()) return;
-  const std::filesystem::path folder = std::filesystem::absolute(path).parent_path();
-  std::error_code ec;
-  std::filesystem::create_directories(folder, ec);
-  if (ec || access(folder.c_str(), W_OK) != 0) {
+  const std::string folder = paths::parent(paths::absolute(path));
+  const std::string why = paths::create_directories(folder);
+  if (!why.empty() || access(folder.c_str(), W_OK) != 0) {
     throw ConfigError(strprintf("--%s %s: cannot write to folder %s (%s); choose a writable path", option.c_str(),
-                                path.c_str(), folder.c_str(), ec ? ec.message().c_str() : "permission denied"));
+                                path.c_str(), folder.c_str(), why.empty() ? "permission denied" : why.c_str()));
   }
 }
 

@@ -7,9 +7,9 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <filesystem>
 
 #include "util/error.hpp"
+#include "util/paths.hpp"
 
 namespace cifar {
 namespace {
@@ -24,9 +24,8 @@ void fsync_path(const std::string& path, int flags) {
 }  // namespace
 
 std::string temporary_path_for(const std::string& final_path) {
-  const std::filesystem::path p(final_path);
-  const std::string name = "." + p.filename().string() + ".tmp-" + std::to_string(::getpid());
-  return (p.parent_path() / name).string();
+  const std::string name = "." + paths::file_name(final_path) + ".tmp-" + std::to_string(::getpid());
+  return paths::join(paths::parent(final_path), name);
 }
 
 void publish_atomically(const std::string& temp_path, const std::string& final_path) {
@@ -34,7 +33,7 @@ void publish_atomically(const std::string& temp_path, const std::string& final_p
   if (std::rename(temp_path.c_str(), final_path.c_str()) != 0) {
     throw Error("cannot rename '" + temp_path + "' to '" + final_path + "': " + std::strerror(errno));
   }
-  std::string folder = std::filesystem::path(final_path).parent_path().string();
+  const std::string folder = paths::parent(final_path);
   fsync_path(folder.empty() ? "." : folder, O_RDONLY | O_DIRECTORY);
 }
 

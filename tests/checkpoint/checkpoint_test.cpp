@@ -15,6 +15,7 @@
 #include "train/model_io.hpp"
 #include "util/atomic_file.hpp"
 #include "util/error.hpp"
+#include "util/paths.hpp"
 
 namespace cifar {
 namespace {
@@ -83,7 +84,7 @@ TEST(CheckpointFiles, NamesSortNewestFirstAndPruningKeepsTheNewest) {
   prune_checkpoints(dir.file(""), 2);
   EXPECT_EQ(list_checkpoints(dir.file("")),
             (std::vector<std::string>{dir.file("ckpt-e0002-s000040.pt"), dir.file("ckpt-e0001-s000020.pt")}));
-  EXPECT_TRUE(std::filesystem::exists(dir.file("notes.txt")));
+  EXPECT_TRUE(paths::exists(dir.file("notes.txt")));
   EXPECT_TRUE(list_checkpoints(dir.file("missing")).empty());
 }
 

@@ -3,7 +3,6 @@
 #include <gtest/gtest.h>
 #include <hdf5.h>
 
-#include <filesystem>
 #include <fstream>
 
 #include "data/cifar_schema.hpp"
@@ -11,6 +10,7 @@
 #include "data/md5.hpp"
 #include "test_files.hpp"
 #include "util/error.hpp"
+#include "util/paths.hpp"
 
 namespace cifar {
 namespace {
@@ -86,7 +86,7 @@ TEST(Hdf5File, NonHdf5FileIsOneClearError) {
 TEST(Hdf5File, TruncatedFileIsOneClearError) {
   TempDir dir;
   const std::string path = test::write_small_h5(dir);
-  std::filesystem::resize_file(path, std::filesystem::file_size(path) / 2);
+  test::resize_file(path, test::file_size(path) / 2);
   const std::string msg = data_error_of([&] { read_split(path, "train"); });
   EXPECT_NE(msg.find(path), std::string::npos) << msg;
   EXPECT_NE(msg.find("truncated"), std::string::npos) << msg;
@@ -165,7 +165,7 @@ TEST(Hdf5File, WriterRejectsBadLabelsAndLeavesNoFileBehind) {
   data.train.labels[4] = 10;
   const std::string path = dir.file("bad.h5");
   EXPECT_THROW(write_cifar_h5(path, data), DataError);
-  EXPECT_TRUE(std::filesystem::is_empty(std::filesystem::path(path).parent_path()));
+  EXPECT_TRUE(paths::list(paths::parent(path)).empty());
 }
 
 TEST(Md5, MatchesRfc1321Vectors) {

@@ -9,13 +9,14 @@
 
 #include "data/cifar_schema.hpp"
 #include "data/packer.hpp"
+#include "util/paths.hpp"
 
 namespace cifar::test {
 
-BinTotals totals_of_bins(const std::filesystem::path& folder, const std::vector<std::string>& names) {
+BinTotals totals_of_bins(const std::string& folder, const std::vector<std::string>& names) {
   BinTotals t;
   for (const std::string& name : names) {
-    std::ifstream in(folder / name, std::ios::binary);
+    std::ifstream in(paths::join(folder, name), std::ios::binary);
     const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     EXPECT_EQ(bytes.size(), 30730000u) << name;
     for (size_t r = 0; r + 3073 <= bytes.size(); r += 3073, ++t.records) {
@@ -27,12 +28,12 @@ BinTotals totals_of_bins(const std::filesystem::path& folder, const std::vector<
 }
 
 void extract_with_tar(const std::string& archive, const std::string& into) {
-  std::filesystem::create_directories(into);
+  ASSERT_EQ(paths::create_directories(into), "");
   const std::string cmd = "tar -xzf '" + archive + "' -C '" + into + "'";
   ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
 }
 
-void expect_pack_matches_bins(const std::string& input, const std::filesystem::path& bins,
+void expect_pack_matches_bins(const std::string& input, const std::string& bins,
                               const test::TempDir& dir, const std::string& expected_kind) {
   const std::string out = dir.file("packed.h5");
   const PackSummary summary = pack_cifar10(input, out);

@@ -6,7 +6,6 @@
 
 #include <array>
 #include <cstdint>
-#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -21,14 +20,14 @@ struct BinTotals {
 };
 
 // Class counts and per-channel pixel sums of some .bin files, read byte by byte.
-BinTotals totals_of_bins(const std::filesystem::path& folder, const std::vector<std::string>& names);
+BinTotals totals_of_bins(const std::string& folder, const std::vector<std::string>& names);
 
 // `tar -xzf archive -C into` (gtest failure if tar fails).
 void extract_with_tar(const std::string& archive, const std::string& into);
 
 // Packs `input` to dir/packed.h5 and checks both splits against the .bin files in `bins`;
 // prints the per-split figures.
-void expect_pack_matches_bins(const std::string& input, const std::filesystem::path& bins, const TempDir& dir,
+void expect_pack_matches_bins(const std::string& input, const std::string& bins, const TempDir& dir,
                               const std::string& expected_kind);
 
 }  // namespace cifar::test

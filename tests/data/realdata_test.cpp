@@ -4,9 +4,9 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
-#include <filesystem>
 
 #include "data/cifar_schema.hpp"
+#include "util/paths.hpp"
 #include "data/hdf5_dataset.hpp"
 #include "pack_check.hpp"
 
@@ -18,12 +18,12 @@ TEST(RealData, PackedArchiveMatchesItsBinFiles) {
   const char* override_path = std::getenv("CIFAR_REAL_DATA");
   const std::string archive = override_path ? override_path
                                             : std::string(CIFAR_SOURCE_DIR) + "/../shared/data/cifar-10-binary.tar.gz";
-  ASSERT_TRUE(std::filesystem::exists(archive))
+  ASSERT_TRUE(paths::exists(archive))
       << "the real archive " << archive << " is missing; put cifar-10-binary.tar.gz there "
       << "(tools/download_cifar10.sh) or set CIFAR_REAL_DATA to its path";
   test::TempDir dir;
   test::extract_with_tar(archive, dir.file("extracted"));
-  const std::filesystem::path bins = std::filesystem::path(dir.file("extracted")) / schema::kBatchesFolder;
+  const std::string bins = paths::join(dir.file("extracted"), schema::kBatchesFolder);
   test::expect_pack_matches_bins(archive, bins, dir, "archive");
   const DatasetInfo info = read_dataset_info(dir.file("packed.h5"));
   for (int c = 0; c < 10; ++c) {

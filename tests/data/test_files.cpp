@@ -1,23 +1,37 @@
 // Temporary folders and small synthetic HDF5 files for the data tests.
 #include "test_files.hpp"
 
+#include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
-#include <atomic>
+#include <cerrno>
+#include <cstring>
+
+#include "util/paths.hpp"
 
 namespace cifar::test {
 
 TempDir::TempDir() {
-  static std::atomic<int> counter{0};
-  path_ = std::filesystem::temp_directory_path() /
-          ("cifar_data_test_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
-  std::filesystem::remove_all(path_);
-  std::filesystem::create_directories(path_);
+  std::string name = paths::join(paths::temp_directory(), "cifar_data_test_XXXXXX");
+  if (::mkdtemp(name.data()) == nullptr) {
+    throw std::runtime_error("mkdtemp " + name + ": " + std::strerror(errno));
+  }
+  path_ = name;
 }
 
-TempDir::~TempDir() {
-  std::error_code ec;
-  std::filesystem::remove_all(path_, ec);
+TempDir::~TempDir() { paths::remove_all(path_); }
+
+std::string TempDir::file(const std::string& name) const { return paths::join(path_, name); }
+
+void resize_file(const std::string& path, int64_t size) {
+  ASSERT_EQ(::truncate(path.c_str(), size), 0) << path << ": " << std::strerror(errno);
+}
+
+int64_t file_size(const std::string& path) {
+  struct stat st {};
+  EXPECT_EQ(::stat(path.c_str(), &st), 0) << path << ": " << std::strerror(errno);
+  return st.st_size;
 }
 
 std::string write_small_h5(const TempDir& dir, int64_t train_count, int64_t test_count, uint64_t seed) {

@@ -2,7 +2,7 @@
 // synthetic HDF5 files whose contents are known.
 #pragma once
 
-#include <filesystem>
+#include <cstdint>
 #include <string>
 
 #include "data/hdf5_dataset.hpp"
@@ -15,11 +15,16 @@ class TempDir {
  public:
   TempDir();
   ~TempDir();
-  std::string file(const std::string& name) const { return (path_ / name).string(); }
+  std::string file(const std::string& name) const;
 
  private:
-  std::filesystem::path path_;
+  std::string path_;
 };
+
+// Cuts or extends a file to `size` bytes (truncate(2)); fails the test on error.
+void resize_file(const std::string& path, int64_t size);
+// A file's size in bytes; fails the test on error.
+int64_t file_size(const std::string& path);
 
 // Writes a small synthetic file (train_count / test_count samples) and returns its path.
 std::string write_small_h5(const TempDir& dir, int64_t train_count = 300, int64_t test_count = 100,

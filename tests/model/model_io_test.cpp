@@ -5,16 +5,14 @@
 
 #include <torch/csrc/jit/serialization/pickle.h>
 
-#include <filesystem>
 #include <fstream>
 
 #include "train/model_io.hpp"
 #include "util/error.hpp"
+#include "util/paths.hpp"
 
 namespace cifar {
 namespace {
-
-namespace fs = std::filesystem;
 
 class ModelIo : public ::testing::Test {
  protected:
@@ -23,10 +21,10 @@ class ModelIo : public ::testing::Test {
     ASSERT_NE(mkdtemp(name), nullptr);
     dir_ = name;
   }
-  void TearDown() override { fs::remove_all(dir_); }
-  std::string path(const std::string& file) const { return (dir_ / file).string(); }
+  void TearDown() override { paths::remove_all(dir_); }
+  std::string path(const std::string& file) const { return paths::join(dir_, file); }
 
-  fs::path dir_;
+  std::string dir_;
 };
 
 std::shared_ptr<Model> seeded(const std::string& name, uint64_t seed) {
@@ -115,9 +113,7 @@ TEST_F(ModelIo, ReplacesAnExistingFileAndLeavesNoTemporaries) {
   const auto loaded = seeded("convnet", 0);
   load_state_dict(*loaded, path("m.pth"));
   expect_same_state(*second, *loaded);
-  std::vector<std::string> files;
-  for (const auto& e : fs::directory_iterator(dir_)) files.push_back(e.path().filename().string());
-  EXPECT_EQ(files, std::vector<std::string>{"m.pth"});
+  EXPECT_EQ(paths::list(dir_), std::vector<std::string>{"m.pth"});
 }
 
 TEST_F(ModelIo, MissingFolderNamesThePath) {

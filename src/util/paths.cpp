@@ -1,0 +1,117 @@
+// Paths and folders through POSIX calls (see paths.hpp for why).
+#include "util/paths.hpp"
+
+#include <dirent.h>
+#include <ftw.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+
+#include "util/error.hpp"
+
+namespace cifar::paths {
+
+std::string join(const std::string& folder, const std::string& name) {
+  if (folder.empty()) return name;
+  return folder.back() == '/' ? folder + name : folder + "/" + name;
+}
+
+std::string file_name(const std::string& path) {
+  const auto slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+std::string parent(const std::string& path) {
+  const auto slash = path.rfind('/');
+  if (slash == std::string::npos) return "";
+  return slash == 0 ? "/" : path.substr(0, slash);
+}
+
+std::string absolute(const std::string& path) {
+  if (!path.empty() && path.front() == '/') return path;
+  std::unique_ptr<char, decltype(&std::free)> cwd(::getcwd(nullptr, 0), &std::free);
+  if (!cwd) throw Error(std::string("cannot read the working folder: ") + std::strerror(errno));
+  return join(cwd.get(), path);
+}
+
+namespace {
+struct CloseDir {
+  void operator()(DIR* d) const { ::closedir(d); }
+};
+
+bool stat_mode(const std::string& path, mode_t* mode) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return false;
+  *mode = st.st_mode;
+  return true;
+}
+}  // namespace
+
+bool exists(const std::string& path) {
+  mode_t mode;
+  return stat_mode(path, &mode);
+}
+
+bool is_directory(const std::string& path) {
+  mode_t mode;
+  return stat_mode(path, &mode) && S_ISDIR(mode);
+}
+
+bool is_regular_file(const std::string& path) {
+  mode_t mode;
+  return stat_mode(path, &mode) && S_ISREG(mode);
+}
+
+std::vector<std::string> list(const std::string& folder) {
+  const std::unique_ptr<DIR, CloseDir> dir(::opendir(folder.c_str()));
+  if (!dir) throw Error("cannot list folder '" + folder + "': " + std::strerror(errno));
+  std::vector<std::string> names;
+  while (const dirent* e = ::readdir(dir.get())) {
+    const std::string name = e->d_name;
+    if (name != "." && name != "..") names.push_back(name);
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+std::string create_directories(const std::string& path) {
+  if (path.empty() || is_directory(path)) return "";
+  if (exists(path)) return path + ": exists and is not a folder";
+  const std::string up = parent(path);
+  if (!up.empty() && up != path) {
+    const std::string why = create_directories(up);
+    if (!why.empty()) return why;
+  }
+  if (::mkdir(path.c_str(), 0777) != 0 && !(errno == EEXIST && is_directory(path))) {
+    return path + ": " + std::strerror(errno);
+  }
+  return "";
+}
+
+std::string remove_all(const std::string& path) {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0) return errno == ENOENT ? "" : path + ": " + std::strerror(errno);
+  // Depth first (FTW_DEPTH), not following links (FTW_PHYS): contents before their folder.
+  static thread_local std::string failure;
+  failure.clear();
+  const auto remove_one = [](const char* p, const struct stat*, int, struct FTW*) -> int {
+    if (::remove(p) != 0) failure = std::string(p) + ": " + std::strerror(errno);
+    return 0;  // keep going: delete as much as possible
+  };
+  if (::nftw(path.c_str(), remove_one, 16, FTW_DEPTH | FTW_PHYS) != 0) {
+    return path + ": " + std::strerror(errno);
+  }
+  return failure;
+}
+
+std::string temp_directory() {
+  const char* tmp = std::getenv("TMPDIR");
+  return tmp && *tmp ? tmp : "/tmp";
+}
+
+}  // namespace cifar::paths

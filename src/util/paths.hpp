@@ -1,0 +1,46 @@
+// Paths and folders through POSIX calls, for every part of the project.
+//
+// Why not std::filesystem: LibTorch's pip wheels (2.5 and later, and the zips
+// built the same way) export the copies of libstdc++'s std::filesystem that
+// they link statically (pytorch/pytorch#133437). A program that calls
+// std::filesystem then gets some functions from those copies and others from
+// the system's libstdc++, and the two need not agree on what a path holds: on
+// an H200 machine with torch 2.11 every test that built a temporary folder
+// crashed (LD_PRELOAD of the system libstdc++ made them pass). With no
+// std::filesystem in the project, nothing can bind to the wrong copy;
+// tests/util checks that no program or test imports it.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace cifar::paths {
+
+// "folder/name"; just `name` when folder is empty.
+std::string join(const std::string& folder, const std::string& name);
+// The part after the last '/' ("b.h5" of "a/b.h5"; the whole path if none).
+std::string file_name(const std::string& path);
+// The part before the last '/' ("a" of "a/b.h5", "/" of "/b.h5", "" of "b.h5").
+std::string parent(const std::string& path);
+// `path` joined to the working folder when it is relative.
+std::string absolute(const std::string& path);
+
+bool exists(const std::string& path);
+bool is_directory(const std::string& path);
+bool is_regular_file(const std::string& path);
+
+// The names (not paths) in a folder, sorted, without "." and "..".
+// Throws cifar::Error naming the folder and the reason.
+std::vector<std::string> list(const std::string& folder);
+
+// Creates the folder and any missing parents (mkdir -p). Returns "" on
+// success, else "<the path that failed>: <reason>".
+std::string create_directories(const std::string& path);
+// Deletes a file, or a folder and everything in it (rm -rf); nothing to do
+// when absent. Returns "" on success, else "<what failed>: <strerror>".
+std::string remove_all(const std::string& path);
+
+// $TMPDIR when set, else /tmp.
+std::string temp_directory();
+
+}  // namespace cifar::paths

@@ -1,0 +1,107 @@
+// cifar::paths, the project's replacement for std::filesystem: path pieces
+// with known answers, and folder operations on a real temporary folder.
+#include "util/paths.hpp"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <stdexcept>
+
+#include "util/error.hpp"
+
+namespace cifar {
+namespace {
+
+TEST(Paths, JoinFileNameAndParent) {
+  EXPECT_EQ(paths::join("a", "b.h5"), "a/b.h5");
+  EXPECT_EQ(paths::join("a/", "b.h5"), "a/b.h5");
+  EXPECT_EQ(paths::join("", "b.h5"), "b.h5");
+  EXPECT_EQ(paths::join("/", "b.h5"), "/b.h5");
+  EXPECT_EQ(paths::file_name("runs/x/model.pth"), "model.pth");
+  EXPECT_EQ(paths::file_name("model.pth"), "model.pth");
+  EXPECT_EQ(paths::file_name("/model.pth"), "model.pth");
+  EXPECT_EQ(paths::parent("runs/x/model.pth"), "runs/x");
+  EXPECT_EQ(paths::parent("/model.pth"), "/");
+  EXPECT_EQ(paths::parent("model.pth"), "");
+}
+
+TEST(Paths, AbsoluteJoinsTheWorkingFolder) {
+  char cwd[4096];
+  ASSERT_NE(::getcwd(cwd, sizeof cwd), nullptr);
+  EXPECT_EQ(paths::absolute("data/x.h5"), std::string(cwd) + "/data/x.h5");
+  EXPECT_EQ(paths::absolute("/data/x.h5"), "/data/x.h5");
+}
+
+TEST(Paths, TempDirectoryFollowsTmpdir) {
+  const char* old = std::getenv("TMPDIR");
+  const std::string saved = old ? old : "";
+  ::setenv("TMPDIR", "/scratch/job7", 1);
+  EXPECT_EQ(paths::temp_directory(), "/scratch/job7");
+  ::unsetenv("TMPDIR");
+  EXPECT_EQ(paths::temp_directory(), "/tmp");
+  if (old) ::setenv("TMPDIR", saved.c_str(), 1);
+}
+
+class PathsOnDisk : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string name = "/tmp/cifar_paths_test_XXXXXX";
+    ASSERT_NE(::mkdtemp(name.data()), nullptr);
+    root_ = name;
+  }
+  void TearDown() override { paths::remove_all(root_); }
+  std::string at(const std::string& rel) const { return paths::join(root_, rel); }
+  static void touch(const std::string& path) { std::ofstream(path) << "x"; }
+
+  std::string root_;
+};
+
+TEST_F(PathsOnDisk, CreatesNestedFoldersAndListsThemSorted) {
+  EXPECT_EQ(paths::create_directories(at("a/b/c")), "");
+  EXPECT_EQ(paths::create_directories(at("a/b/c")), "");  // already there: fine
+  touch(at("a/zeta.txt"));
+  touch(at("a/alpha.txt"));
+  EXPECT_TRUE(paths::is_directory(at("a/b/c")));
+  EXPECT_TRUE(paths::is_regular_file(at("a/alpha.txt")));
+  EXPECT_FALSE(paths::is_regular_file(at("a/b")));
+  EXPECT_FALSE(paths::is_directory(at("a/alpha.txt")));
+  EXPECT_TRUE(paths::exists(at("a/alpha.txt")));
+  EXPECT_FALSE(paths::exists(at("a/missing")));
+  EXPECT_EQ(paths::list(at("a")), (std::vector<std::string>{"alpha.txt", "b", "zeta.txt"}));
+  EXPECT_TRUE(paths::list(at("a/b/c")).empty());
+}
+
+TEST_F(PathsOnDisk, FailuresNameThePathAndTheReason) {
+  touch(at("file"));
+  // The step that fails is named: here the file standing where a folder must go.
+  EXPECT_EQ(paths::create_directories(at("file/sub")), at("file") + ": exists and is not a folder");
+
+  try {
+    paths::list(at("missing"));
+    FAIL() << "listing a missing folder must throw";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(at("missing")), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("No such file or directory"), std::string::npos) << e.what();
+  }
+}
+
+TEST_F(PathsOnDisk, RemoveAllDeletesATreeButNotWhatItsLinksPointTo) {
+  ASSERT_EQ(paths::create_directories(at("tree/deep/er")), "");
+  ASSERT_EQ(paths::create_directories(at("outside")), "");
+  touch(at("tree/deep/er/f1"));
+  touch(at("tree/f2"));
+  touch(at("outside/keep"));
+  ASSERT_EQ(::symlink(at("outside").c_str(), at("tree/link").c_str()), 0);
+  EXPECT_EQ(paths::remove_all(at("tree")), "");
+  EXPECT_FALSE(paths::exists(at("tree")));
+  EXPECT_TRUE(paths::exists(at("outside/keep")));
+  EXPECT_EQ(paths::remove_all(at("tree")), "");  // absent: nothing to do
+  touch(at("single"));
+  EXPECT_EQ(paths::remove_all(at("single")), "");
+  EXPECT_FALSE(paths::exists(at("single")));
+}
+
+}  // namespace
+}  // namespace cifar
