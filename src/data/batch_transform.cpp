@@ -82,16 +82,24 @@ torch::Tensor crop_and_flip_gather(const torch::Tensor& images, const AugmentDra
 torch::Tensor normalize_batch(const torch::Tensor& images, const Normalization& n, torch::MemoryFormat format) {
   CIFAR_CHECK(images.dim() == 4 && images.size(1) == 3 && images.scalar_type() == torch::kUInt8, DataError,
               "normalize_batch expects a uint8 batch [B,3,H,W]");
-  std::array<float, 3> scale{}, shift{};
+  // torchvision's operations in its order, each rounded to float: ToTensor's
+  // x / 255, then Normalize's (x - mean) / std with float32 mean and std.
+  // Folding them into one multiply-add (x / 127.5 - 1 for the recipe) is off
+  // by one ulp for most pixel values, and Adam amplifies such differences.
+  std::array<float, 3> mean{}, std{};
   for (int ch = 0; ch < 3; ++ch) {
-    scale[ch] = static_cast<float>(1.0 / (255.0 * n.std[ch]));
-    shift[ch] = static_cast<float>(-n.mean[ch] / n.std[ch]);
+    mean[ch] = static_cast<float>(n.mean[ch]);
+    std[ch] = static_cast<float>(n.std[ch]);
   }
   const auto opts = torch::TensorOptions().dtype(torch::kFloat).device(images.device());
-  const torch::Tensor scale_t = torch::tensor(torch::ArrayRef<float>(scale.data(), 3)).to(opts).view({1, 3, 1, 1});
-  const torch::Tensor shift_t = torch::tensor(torch::ArrayRef<float>(shift.data(), 3)).to(opts).view({1, 3, 1, 1});
-  torch::Tensor out = torch::empty(images.sizes(), opts.memory_format(format));
-  return torch::addcmul_out(out, shift_t, images.to(torch::kFloat), scale_t);
+  const torch::Tensor mean_t = torch::tensor(torch::ArrayRef<float>(mean.data(), 3)).to(opts).view({1, 3, 1, 1});
+  const torch::Tensor std_t = torch::tensor(torch::ArrayRef<float>(std.data(), 3)).to(opts).view({1, 3, 1, 1});
+  // 255 as a tensor on the batch's device, not a host scalar: CUDA divides by
+  // a host scalar as a multiply by its rounded reciprocal, which is not x / 255.
+  const torch::Tensor divisor = torch::scalar_tensor(255.0f, opts);
+  // In NCHW then one copy into `format`: cheaper than converting the uint8
+  // batch first (strided elementwise ops on channels_last are slow).
+  return images.to(torch::kFloat).div_(divisor).sub_(mean_t).div_(std_t).contiguous(format);
 }
 
 }  // namespace cifar

@@ -5,10 +5,10 @@
 //     sample. A tight row-copy loop: on uint8 this is memcpy-bound (~0.3 ms a
 //     batch of 256), where the equivalent tensor gathers cost ~10x more
 //     (measured with tools/bench/loader_bench).
-//   normalize_batch (uint8 -> float, any device): out = pixel * scale[c] + shift[c],
-//     scale = 1 / (255 std[c]), shift = -mean[c] / std[c], as batched tensor ops.
-//     The recipe's ToTensor + Normalize(0.5, 0.5) is pixel / 127.5 - 1 (within
-//     1 float ulp of torchvision's order of operations).
+//   normalize_batch (uint8 -> float, any device): out = (pixel / 255 - mean[c]) / std[c],
+//     as batched tensor ops in torchvision's order (ToTensor, then Normalize),
+//     each step rounded to float as there, so the batch is bit-identical to the
+//     recipe's on CPUs and GPUs alike.
 //
 // Both the CPU path and the device path use these two functions: the device
 // path ships the (augmented) uint8 batch -- 4x fewer bytes than float -- and

@@ -3,9 +3,11 @@
 
 #include <dlfcn.h>
 #include <sched.h>
+#include <unistd.h>
 #include <torch/torch.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <thread>
 
 namespace cifar {
@@ -22,12 +24,27 @@ int automatic_thread_count(const World& world) {
   return std::max(1, share);
 }
 
-void apply_thread_count(int threads) {
+int recipe_blas_thread_count() {
+  // OpenBLAS's rule (blas_get_cpu_number): the first of these set to a
+  // positive number, at most the CPU count, else the CPU count; the CPU count
+  // is the configured CPUs limited by the process's binding, and the recipe's
+  // processes are not bound.
+  const int cpus = std::max(1, static_cast<int>(sysconf(_SC_NPROCESSORS_CONF)));
+  for (const char* name : {"OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "OMP_NUM_THREADS"}) {
+    const char* value = std::getenv(name);
+    const int n = value ? std::atoi(value) : 0;
+    if (n > 0) return std::min(n, cpus);
+  }
+  return cpus;
+}
+
+void apply_thread_count(int threads, int blas_threads) {
   at::set_num_threads(threads);
-  // OpenBLAS keeps its own pool, sized from the environment at load time;
-  // resize it when it is the BLAS this process uses.
+  // OpenBLAS keeps its own pool, sized from the environment and the
+  // process's CPU binding when it is loaded; resize it when it is the BLAS
+  // this process uses.
   using SetThreads = void (*)(int);
-  if (auto set = reinterpret_cast<SetThreads>(dlsym(RTLD_DEFAULT, "openblas_set_num_threads"))) set(threads);
+  if (auto set = reinterpret_cast<SetThreads>(dlsym(RTLD_DEFAULT, "openblas_set_num_threads"))) set(blas_threads);
 }
 
 }  // namespace cifar

@@ -1,7 +1,12 @@
 // Compute threads per rank. Several ranks on one node must not oversubscribe
 // its cores: each rank takes the cores it is bound to (the launcher's
-// binding), shared fairly among the ranks bound to the same cores, and the
-// OpenMP and OpenBLAS pools are sized to match.
+// binding), shared fairly among the ranks bound to the same cores.
+//
+// OpenBLAS (the linear layers' GEMMs) keeps its own pool, and its results
+// depend on the pool's size: it splits each GEMM among its threads, and with
+// 1, 2 or 3 threads the same fc1 product differs in the last bits. For the
+// recipe's numbers, a rank's pool has the size OpenBLAS gives the recipe's
+// processes (started by torch.multiprocessing, not bound to cores).
 #pragma once
 
 #include "dist/world.hpp"
@@ -10,7 +15,15 @@ namespace cifar {
 
 // Threads this rank should use when --threads is 0.
 int automatic_thread_count(const World& world);
-// Sets LibTorch's intra-op pool (and OpenBLAS's, when it is the BLAS) to `threads`.
-void apply_thread_count(int threads);
+
+// OpenBLAS threads when --blas-threads is 0: OpenBLAS's own default for a
+// process that is not bound to cores, as the Python recipe's are:
+// $OPENBLAS_NUM_THREADS, else $GOTO_NUM_THREADS, else $OMP_NUM_THREADS,
+// else the node's online CPUs (not this rank's binding).
+int recipe_blas_thread_count();
+
+// Sets LibTorch's intra-op pool to `threads` and, when OpenBLAS is the BLAS
+// this process uses, OpenBLAS's pool to `blas_threads`.
+void apply_thread_count(int threads, int blas_threads);
 
 }  // namespace cifar

@@ -171,7 +171,8 @@ int run_training(const MpiEnvironment& env, const TrainConfig& c) {
   });
   const torch::Device device = placement.device;
   const int threads = c.threads > 0 ? c.threads : automatic_thread_count(world);
-  apply_thread_count(threads);
+  const int blas_threads = c.blas_threads > 0 ? c.blas_threads : recipe_blas_thread_count();
+  apply_thread_count(threads, blas_threads);
   if (c.retain_memory) retain_freed_memory();
   if (device.is_cuda()) at::globalContext().setBenchmarkCuDNN(true);
   if (!c.checkpoint_dir.empty()) install_preemption_handlers();  // before any long start-up work
@@ -214,8 +215,9 @@ int run_training(const MpiEnvironment& env, const TrainConfig& c) {
                            static_cast<long>(c.warmup_epochs * static_cast<double>(steps_per_epoch))};
 
   if (world.rank == 0) {
-    log::info(strprintf("cifar_mpi: %d rank(s) on %d node(s), backend %s, device %s, %d thread(s) per rank", world.size,
-                        world.num_nodes, comm->name().c_str(), device.str().c_str(), threads));
+    log::info(strprintf("cifar_mpi: %d rank(s) on %d node(s), backend %s, device %s, %d thread(s) per rank (BLAS %d)",
+                        world.size, world.num_nodes, comm->name().c_str(), device.str().c_str(), threads,
+                        blas_threads));
     log::info(strprintf("data %s: %lld train / %lld test images; %ld batches of %d per rank per epoch; %zu gradient "
                         "bucket(s)",
                         c.data.c_str(), static_cast<long long>(data.train.size()),

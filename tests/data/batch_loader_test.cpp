@@ -2,8 +2,10 @@
 // each against an answer computed independently (per-pixel reference loops).
 #include <gtest/gtest.h>
 
+#include <array>
 #include <atomic>
 #include <stdexcept>
+#include <vector>
 
 #include "data/batch_loader.hpp"
 #include "data/batch_transform.hpp"
@@ -22,11 +24,29 @@ Split random_split(int64_t n, uint64_t seed) {
   return s;
 }
 
+// torchvision's ToTensor + Normalize(mean, std) on a [3,H,W] uint8 image:
+// x.float().div(255), then sub_ and div_ by float32 [3,1,1] mean and std.
+torch::Tensor torchvision_normalize(const torch::Tensor& images, const Normalization& n) {
+  auto per_channel = [](const std::array<double, 3>& v) {
+    const std::vector<float> values(v.begin(), v.end());  // float32, as torch.as_tensor(mean, dtype=float32)
+    return torch::tensor(values).view({3, 1, 1});
+  };
+  return images.to(torch::kFloat).div(255).sub_(per_channel(n.mean)).div_(per_channel(n.std));
+}
+
 TEST(BatchTransform, RecipeNormalisationIsToTensorThenNormalizeHalf) {
+  // Every pixel value, in every channel: bit-identical to torchvision's order
+  // (x / 127.5 - 1 in one multiply-add differs by an ulp for most values).
   const torch::Tensor x = torch::arange(256, torch::kLong).to(torch::kUInt8).repeat({3 * 4}).view({1, 3, 32, 32});
   const torch::Tensor got = normalize_batch(x, Normalization::recipe());
-  const torch::Tensor want = x.to(torch::kFloat).div(255).sub(0.5).div(0.5);  // torchvision's order
-  EXPECT_TRUE(torch::allclose(got, want, 0, 1.5e-7)) << (got - want).abs().max();
+  EXPECT_TRUE(torch::equal(got, torchvision_normalize(x[0], Normalization::recipe()).unsqueeze(0)));
+  EXPECT_TRUE(torch::equal(got, x.to(torch::kFloat).div(255).sub(0.5).div(0.5)));
+  auto out = got.accessor<float, 4>();
+  for (int64_t i = 0; i < 32 * 32; ++i) {  // plain float arithmetic, one rounding per step
+    const int p = static_cast<int>(i % 256);
+    const float want = (static_cast<float>(p) / 255.0f - 0.5f) / 0.5f;
+    ASSERT_EQ(out[0][1][i / 32][i % 32], want) << "pixel value " << p;
+  }
   EXPECT_FLOAT_EQ(got.min().item<float>(), -1.0f);
   EXPECT_FLOAT_EQ(got.max().item<float>(), 1.0f);
 }
@@ -47,6 +67,8 @@ TEST(BatchTransform, FileStatisticsNormalisePerChannel) {
   EXPECT_NEAR(got[1][0][5][5].item<float>(), (0.2 - 0.1) / 0.25, 1e-6);
   EXPECT_NEAR(got[1][1][5][5].item<float>(), 0.0, 1e-6);
   EXPECT_NEAR(got[1][2][5][5].item<float>(), -0.1, 1e-6);
+  const torch::Tensor every = torch::arange(256, torch::kLong).to(torch::kUInt8).repeat({3 * 4}).view({1, 3, 32, 32});
+  EXPECT_TRUE(torch::equal(normalize_batch(every, n), torchvision_normalize(every[0], n).unsqueeze(0)));
 }
 
 TEST(BatchTransform, CropAndFlipMatchPerPixelReference) {
@@ -92,7 +114,7 @@ TEST(BatchLoader, BatchesFollowTheIndicesAndNormalise) {
     for (int64_t j = 0; j < batch->labels.size(0); ++j, ++seen) {
       const int64_t i = indices[static_cast<size_t>(seen)];
       EXPECT_EQ(batch->labels[j].item<int64_t>(), s.labels[i].item<int64_t>());
-      EXPECT_TRUE(torch::allclose(batch->images[j], s.images[i].to(torch::kFloat) / 127.5 - 1, 0, 1e-6));
+      EXPECT_TRUE(torch::equal(batch->images[j], torchvision_normalize(s.images[i], Normalization::recipe())));
     }
   }
   EXPECT_EQ(seen, 34);
