@@ -7,7 +7,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <caffe2/serialize/inline_container.h>
+#include <torch/csrc/jit/serialization/export.h>
 #include <torch/csrc/jit/serialization/pickle.h>
+#include <torch/csrc/jit/serialization/pickler.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -67,6 +70,30 @@ c10::Dict<c10::IValue, c10::IValue> read_state_dict(const std::string& path) {
   return value.toGenericDict();
 }
 
+// torch.save's zip layout (torch::pickle_save's), with the dict pickled as a
+// plain dict. torch::pickle_save tags every dict with its TorchScript type
+// through the global torch.jit._pickle.restore_type_tag, which torch.load
+// refuses by default since PyTorch 2.6 (weights_only=True; seen with torch
+// 2.11); an untagged dict of tensors loads there as it is.
+std::vector<char> save_untagged(const c10::IValue& value) {
+  std::vector<char> pickle;
+  torch::jit::Pickler pickler([&](const char* data, size_t size) { pickle.insert(pickle.end(), data, data + size); },
+                              /*tensor_table=*/nullptr, /*type_renamer=*/nullptr,
+                              /*memoized_class_types=*/nullptr, /*get_tensor_id=*/nullptr, /*tag_aggregates=*/false);
+  pickler.protocol();
+  pickler.pushIValue(value);
+  pickler.stop();
+  std::vector<char> out;
+  caffe2::serialize::PyTorchStreamWriter writer([&](const void* data, size_t size) {
+    const char* bytes = static_cast<const char*>(data);
+    out.insert(out.end(), bytes, bytes + size);
+    return size;
+  });
+  torch::jit::writeArchiveAndTensors("data", pickle.data(), pickle.size(), pickler.tensorData(), writer);
+  writer.writeEndOfFile();  // the zip's central directory: `out` is complete only now
+  return out;
+}
+
 }  // namespace
 
 c10::Dict<std::string, at::Tensor> cpu_state_dict(const Model& model) {
@@ -77,7 +104,7 @@ c10::Dict<std::string, at::Tensor> cpu_state_dict(const Model& model) {
 }
 
 void save_state_dict(const Model& model, const std::string& path) {
-  write_file_atomically(path, torch::pickle_save(c10::IValue(cpu_state_dict(model))));
+  write_file_atomically(path, save_untagged(c10::IValue(cpu_state_dict(model))));
 }
 
 void load_state_dict(Model& model, const std::string& path) { apply_state_dict(model, read_state_dict(path), path); }

@@ -15,7 +15,7 @@ from python_interop import ConvNet  # noqa: E402
 
 def main(model_path, data_path):
     model = ConvNet()
-    model.load_state_dict(torch.load(model_path))
+    model.load_state_dict(torch.load(model_path, weights_only=True))  # PyTorch 2.6's default
     model.eval()
     with h5py.File(data_path, "r") as f:
         images = torch.from_numpy(f["test/images"][:]).float()
