@@ -55,6 +55,8 @@ void visit_options(TrainConfig& c, Visitor&& v) {
   v("retain-memory", c.retain_memory,
     "keep freed memory in the process for reuse (no per-step page faults; glibc mallopt)");
   v("precision", c.precision, "fp32 | bf16 | fp16 (autocast, GPUs)");
+  v("deterministic", c.deterministic,
+    "GPUs: deterministic cuDNN algorithms, no autotuning (repeatable runs and exact resumes; slower)");
   v("profile", c.profile, "print per-epoch shares of data, forward, backward, communication and optimiser time");
   v("output", c.output, "model file written by rank 0 at the end (loads in Python with torch.load)");
   v("metrics", c.metrics, "per-epoch metrics file, JSON Lines (empty: none)");

@@ -53,6 +53,7 @@ struct TrainConfig {
   bool channels_last = true;
   bool retain_memory = true;
   std::string precision = "fp32";  // fp32 | bf16 | fp16
+  bool deterministic = false;      // GPUs: deterministic cuDNN, no autotuning
   bool profile = false;
 
   // outputs and progress

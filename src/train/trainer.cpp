@@ -174,7 +174,12 @@ int run_training(const MpiEnvironment& env, const TrainConfig& c) {
   const int blas_threads = c.blas_threads > 0 ? c.blas_threads : recipe_blas_thread_count();
   apply_thread_count(threads, blas_threads);
   if (c.retain_memory) retain_freed_memory();
-  if (device.is_cuda()) at::globalContext().setBenchmarkCuDNN(true);
+  if (device.is_cuda()) {
+    // Autotuning picks the fastest kernels, which may differ from run to run
+    // and sum in a different order; --deterministic trades it for repeatability.
+    at::globalContext().setBenchmarkCuDNN(!c.deterministic);
+    at::globalContext().setDeterministicCuDNN(c.deterministic);
+  }
   if (!c.checkpoint_dir.empty()) install_preemption_handlers();  // before any long start-up work
 
   // 2. Data: every rank reads and validates the file; any failure stops all.
