@@ -82,13 +82,10 @@ std::optional<Batch> BatchLoader::produce() {
     return batch;
   }
   if (options_.augment) raw = crop_and_flip(raw, draw_augmentation(size, options_.pad, generator_), options_.pad);
-  const bool to_device = !device_.is_cpu();
-  const bool pin = device_.is_cuda();
-  auto ship = [&](const torch::Tensor& t) { return (pin ? t.pin_memory() : t).to(device_, /*non_blocking=*/pin); };
-  if (to_device && options_.normalize_on_device) raw = ship(raw);
+  if (options_.normalize_on_device) raw = copy_to_device(raw, device_);
   batch.images = normalize_batch(raw, options_.normalization, options_.memory_format);
-  if (to_device && !options_.normalize_on_device) batch.images = ship(batch.images);
-  if (to_device) batch.labels = ship(batch.labels);
+  if (!options_.normalize_on_device) batch.images = copy_to_device(batch.images, device_);
+  batch.labels = copy_to_device(batch.labels, device_);
   return batch;
 }
 

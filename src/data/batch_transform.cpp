@@ -63,6 +63,12 @@ torch::Tensor crop_and_flip(const torch::Tensor& images, const AugmentDraws& dra
   return out;
 }
 
+torch::Tensor copy_to_device(const torch::Tensor& host, torch::Device device) {
+  if (device.is_cpu()) return host;
+  const bool pin = device.is_cuda();
+  return (pin ? host.pin_memory() : host).to(device, /*non_blocking=*/pin);
+}
+
 torch::Tensor crop_and_flip_gather(const torch::Tensor& images, const AugmentDraws& draws, int pad) {
   CIFAR_CHECK(images.dim() == 4 && images.scalar_type() == torch::kUInt8, DataError,
               "crop_and_flip_gather expects a uint8 batch [B,C,H,W]");
@@ -70,8 +76,11 @@ torch::Tensor crop_and_flip_gather(const torch::Tensor& images, const AugmentDra
   const int64_t b = images.size(0), c = images.size(1), h = images.size(2), w = images.size(3);
   const auto longs = torch::TensorOptions().dtype(torch::kLong).device(device);
   const torch::Tensor padded = torch::constant_pad_nd(images, {pad, pad, pad, pad}, 0);
-  const torch::Tensor offsets = draws.offsets.to(longs);
-  const torch::Tensor flips = draws.flips.to(torch::TensorOptions().dtype(torch::kBool).device(device)).view({b, 1});
+  // The draws travel as one [B,3] tensor (crop y, crop x, flip): one copy.
+  const torch::Tensor draws_here =
+      copy_to_device(torch::cat({draws.offsets.to(torch::kLong), draws.flips.to(torch::kLong).view({b, 1})}, 1), device);
+  const torch::Tensor offsets = draws_here.narrow(1, 0, 2);
+  const torch::Tensor flips = draws_here.select(1, 2).to(torch::kBool).view({b, 1});
   const torch::Tensor across = torch::arange(w, longs).view({1, w});
   const torch::Tensor rows = torch::arange(h, longs).view({1, h}) + offsets.select(1, 0).view({b, 1});
   const torch::Tensor cols = torch::where(flips, (w - 1) - across, across) + offsets.select(1, 1).view({b, 1});
@@ -92,8 +101,15 @@ torch::Tensor normalize_batch(const torch::Tensor& images, const Normalization& 
     std[ch] = static_cast<float>(n.std[ch]);
   }
   const auto opts = torch::TensorOptions().dtype(torch::kFloat).device(images.device());
-  const torch::Tensor mean_t = torch::tensor(torch::ArrayRef<float>(mean.data(), 3)).to(opts).view({1, 3, 1, 1});
-  const torch::Tensor std_t = torch::tensor(torch::ArrayRef<float>(std.data(), 3)).to(opts).view({1, 3, 1, 1});
+  // Made where the batch is, by fills: a copy from the host would make the
+  // host wait for the device (see copy_to_device).
+  const auto per_channel = [&](const std::array<float, 3>& v) {
+    return torch::stack({torch::scalar_tensor(v[0], opts), torch::scalar_tensor(v[1], opts),
+                         torch::scalar_tensor(v[2], opts)})
+        .view({1, 3, 1, 1});
+  };
+  const torch::Tensor mean_t = per_channel(mean);
+  const torch::Tensor std_t = per_channel(std);
   // 255 as a tensor on the batch's device, not a host scalar: CUDA divides by
   // a host scalar as a multiply by its rounded reciprocal, which is not x / 255.
   const torch::Tensor divisor = torch::scalar_tensor(255.0f, opts);

@@ -47,6 +47,12 @@ torch::Tensor crop_and_flip(const torch::Tensor& images, const AugmentDraws& dra
 // GPU-resident path). Equal to crop_and_flip for the same draws (a test).
 torch::Tensor crop_and_flip_gather(const torch::Tensor& images, const AugmentDraws& draws, int pad);
 
+// A host tensor on `device` without making the host wait: a plain copy to a
+// GPU synchronises the stream (the host waits for every queued kernel, and
+// cannot queue the next step meanwhile); through pinned memory it is an
+// asynchronous copy ordered on the stream. Unchanged for a CPU device.
+torch::Tensor copy_to_device(const torch::Tensor& host, torch::Device device);
+
 // uint8 [B,3,H,W] -> float [B,3,H,W] on the same device, laid out in `format`
 // (channels_last for the convolutions, so the trainer need not copy the batch).
 torch::Tensor normalize_batch(const torch::Tensor& images, const Normalization& normalization,
