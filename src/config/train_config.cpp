@@ -49,8 +49,9 @@ void visit_options(TrainConfig& c, Visitor&& v) {
   v("comm-timeout", c.comm_timeout, "seconds a collective may take before the job is ended");
   v("threads", c.threads, "intra-op threads per rank (0: the cores this rank owns / ranks sharing them)");
   v("blas-threads", c.blas_threads,
-    "OpenBLAS threads per rank for the linear layers; results depend on the count (0: as the Python recipe's "
-    "processes get: $OPENBLAS_NUM_THREADS, $GOTO_NUM_THREADS, $OMP_NUM_THREADS, else the node's CPUs)");
+    "OpenBLAS threads per rank for the linear layers, whose results depend on the count (0: as --threads; "
+    "-1: as the Python recipe's processes get them, for its exact numbers: $OPENBLAS_NUM_THREADS, "
+    "$GOTO_NUM_THREADS, $OMP_NUM_THREADS, else every CPU of the node, however the rank is bound)");
   v("channels-last", c.channels_last, "use the channels_last memory format for convolutions");
   v("retain-memory", c.retain_memory,
     "keep freed memory in the process for reuse (no per-step page faults; glibc mallopt)");
@@ -131,7 +132,7 @@ void validate(const TrainConfig& c) {
   require(c.bucket_mb > 0 && c.first_bucket_mb > 0, "--bucket-mb and --first-bucket-mb must be positive");
   require(c.comm_timeout > 0, "--comm-timeout must be positive (seconds)");
   require(c.threads >= 0, "--threads must be 0 (automatic) or positive");
-  require(c.blas_threads >= 0, "--blas-threads must be 0 (as the recipe) or positive");
+  require(c.blas_threads >= -1, "--blas-threads must be -1 (as the recipe), 0 (as --threads) or positive");
   require(c.loader_threads >= 0, "--loader-threads must not be negative");
   require(c.log_every >= 1, "--log-every must be at least 1");
   require(c.checkpoint_every_steps >= 0 && c.checkpoint_every_epochs >= 0, "checkpoint intervals must not be negative");

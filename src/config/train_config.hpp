@@ -49,7 +49,7 @@ struct TrainConfig {
   double first_bucket_mb = 1.0;
   double comm_timeout = 600.0;  // seconds
   int threads = 0;              // intra-op threads per rank (0: cores this rank owns)
-  int blas_threads = 0;         // OpenBLAS threads per rank (0: as the recipe's processes)
+  int blas_threads = 0;         // OpenBLAS threads per rank (0: as `threads`; -1: as the recipe's processes)
   bool channels_last = true;
   bool retain_memory = true;
   std::string precision = "fp32";  // fp32 | bf16 | fp16

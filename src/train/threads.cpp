@@ -38,6 +38,11 @@ int recipe_blas_thread_count() {
   return cpus;
 }
 
+int blas_thread_count(int option, int intra_op_threads) {
+  if (option > 0) return option;
+  return option == -1 ? recipe_blas_thread_count() : intra_op_threads;
+}
+
 void apply_thread_count(int threads, int blas_threads) {
   at::set_num_threads(threads);
   // OpenBLAS keeps its own pool, sized from the environment and the

@@ -171,7 +171,7 @@ int run_training(const MpiEnvironment& env, const TrainConfig& c) {
   });
   const torch::Device device = placement.device;
   const int threads = c.threads > 0 ? c.threads : automatic_thread_count(world);
-  const int blas_threads = c.blas_threads > 0 ? c.blas_threads : recipe_blas_thread_count();
+  const int blas_threads = blas_thread_count(c.blas_threads, threads);
   apply_thread_count(threads, blas_threads);
   if (c.retain_memory) retain_freed_memory();
   if (device.is_cuda()) {

@@ -63,6 +63,13 @@ TEST(RecipeBlasThreads, EnvironmentInOpenBlasOrderCappedByTheCpus) {
   }
 }
 
+TEST(BlasThreadCount, OptionOrRecipeOrTheIntraOpCount) {
+  ScopedEnv env({{"OPENBLAS_NUM_THREADS", "1"}, {"GOTO_NUM_THREADS", std::nullopt}, {"OMP_NUM_THREADS", std::nullopt}});
+  EXPECT_EQ(blas_thread_count(3, 2), 3);
+  EXPECT_EQ(blas_thread_count(0, 2), 2) << "default: as many as the intra-op pool";
+  EXPECT_EQ(blas_thread_count(-1, 2), 1) << "-1: the recipe's count, here $OPENBLAS_NUM_THREADS";
+}
+
 TEST(ApplyThreadCount, SizesTorchsAndOpenBlassPools) {
   using GetThreads = int (*)();
   auto openblas_threads = reinterpret_cast<GetThreads>(dlsym(RTLD_DEFAULT, "openblas_get_num_threads"));
