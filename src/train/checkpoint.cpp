@@ -24,7 +24,6 @@
 namespace cifar {
 namespace {
 
-
 const char* const kFormatTag = "cifar_mpi checkpoint";
 const std::regex kNamePattern(R"(ckpt-e(\d+)-s(\d+)\.pt)");
 

@@ -5,8 +5,8 @@
 // OpenBLAS (the linear layers' GEMMs) keeps its own pool, and its results
 // depend on the pool's size: it splits each GEMM among its threads, and with
 // 1, 2 or 3 threads the same fc1 product differs in the last bits. For the
-// recipe's numbers, a rank's pool has the size OpenBLAS gives the recipe's
-// processes (started by torch.multiprocessing, not bound to cores).
+// recipe's numbers (--blas-threads -1), a rank's pool has the size OpenBLAS
+// gives the recipe's processes (started by torch.multiprocessing, not bound).
 #pragma once
 
 #include "dist/world.hpp"
@@ -16,10 +16,11 @@ namespace cifar {
 // Threads this rank should use when --threads is 0.
 int automatic_thread_count(const World& world);
 
-// OpenBLAS threads when --blas-threads is 0: OpenBLAS's own default for a
+// OpenBLAS threads for --blas-threads -1: OpenBLAS's own default for a
 // process that is not bound to cores, as the Python recipe's are:
-// $OPENBLAS_NUM_THREADS, else $GOTO_NUM_THREADS, else $OMP_NUM_THREADS,
-// else the node's online CPUs (not this rank's binding).
+// $OPENBLAS_NUM_THREADS, else $GOTO_NUM_THREADS, else $OMP_NUM_THREADS
+// (each at most the CPU count), else the node's configured CPUs (not this
+// rank's binding).
 int recipe_blas_thread_count();
 
 // OpenBLAS threads for --blas-threads `option`: itself when positive, the

@@ -7,7 +7,6 @@
 
 #include <unistd.h>
 
-
 #include "comm/factory.hpp"
 #include "data/batch_loader.hpp"
 #include "data/distributed_sampler.hpp"

@@ -114,4 +114,12 @@ std::string temp_directory() {
   return tmp && *tmp ? tmp : "/tmp";
 }
 
+std::string make_temp_directory(const std::string& prefix) {
+  std::string name = join(temp_directory(), prefix + "XXXXXX");
+  if (::mkdtemp(name.data()) == nullptr) {
+    throw Error("cannot create a temporary folder '" + name + "': " + std::strerror(errno));
+  }
+  return name;
+}
+
 }  // namespace cifar::paths

@@ -42,5 +42,8 @@ std::string remove_all(const std::string& path);
 
 // $TMPDIR when set, else /tmp.
 std::string temp_directory();
+// A new, empty folder in temp_directory() named `prefix` + 6 unique
+// characters (mkdtemp). Throws cifar::Error naming the folder and the reason.
+std::string make_temp_directory(const std::string& prefix);
 
 }  // namespace cifar::paths

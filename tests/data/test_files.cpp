@@ -12,13 +12,7 @@
 
 namespace cifar::test {
 
-TempDir::TempDir() {
-  std::string name = paths::join(paths::temp_directory(), "cifar_data_test_XXXXXX");
-  if (::mkdtemp(name.data()) == nullptr) {
-    throw std::runtime_error("mkdtemp " + name + ": " + std::strerror(errno));
-  }
-  path_ = name;
-}
+TempDir::TempDir() : path_(paths::make_temp_directory("cifar_data_test_")) {}
 
 TempDir::~TempDir() { paths::remove_all(path_); }
 

@@ -16,11 +16,7 @@ namespace {
 
 class ModelIo : public ::testing::Test {
  protected:
-  void SetUp() override {
-    char name[] = "/tmp/cifar_model_io_XXXXXX";
-    ASSERT_NE(mkdtemp(name), nullptr);
-    dir_ = name;
-  }
+  void SetUp() override { dir_ = paths::make_temp_directory("cifar_model_io_"); }
   void TearDown() override { paths::remove_all(dir_); }
   std::string path(const std::string& file) const { return paths::join(dir_, file); }
 

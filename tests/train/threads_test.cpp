@@ -5,40 +5,13 @@
 #include <torch/torch.h>
 #include <unistd.h>
 
-#include <cstdlib>
-#include <map>
-#include <optional>
-#include <string>
-
+#include "support/scoped_env.hpp"
 #include "train/threads.hpp"
 
 namespace cifar {
 namespace {
 
-// Sets (or unsets) the variables OpenBLAS reads for one test, restoring them after.
-class ScopedEnv {
- public:
-  explicit ScopedEnv(const std::map<std::string, std::optional<std::string>>& values) {
-    for (const auto& [name, value] : values) {
-      const char* old = std::getenv(name.c_str());
-      saved_[name] = old ? std::optional<std::string>(old) : std::nullopt;
-      set(name, value);
-    }
-  }
-  ~ScopedEnv() {
-    for (const auto& [name, value] : saved_) set(name, value);
-  }
-
- private:
-  static void set(const std::string& name, const std::optional<std::string>& value) {
-    if (value) {
-      setenv(name.c_str(), value->c_str(), 1);
-    } else {
-      unsetenv(name.c_str());
-    }
-  }
-  std::map<std::string, std::optional<std::string>> saved_;
-};
+using test::ScopedEnv;
 
 int cpus() { return static_cast<int>(sysconf(_SC_NPROCESSORS_CONF)); }
 

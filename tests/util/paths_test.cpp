@@ -9,6 +9,7 @@
 #include <fstream>
 #include <stdexcept>
 
+#include "support/scoped_env.hpp"
 #include "util/error.hpp"
 
 namespace cifar {
@@ -35,21 +36,22 @@ TEST(Paths, AbsoluteJoinsTheWorkingFolder) {
 }
 
 TEST(Paths, TempDirectoryFollowsTmpdir) {
-  const char* old = std::getenv("TMPDIR");
-  const std::string saved = old ? old : "";
-  ::setenv("TMPDIR", "/scratch/job7", 1);
-  EXPECT_EQ(paths::temp_directory(), "/scratch/job7");
-  ::unsetenv("TMPDIR");
+  {
+    test::ScopedEnv env(test::ScopedEnv::Values{{"TMPDIR", "/scratch/job7"}});
+    EXPECT_EQ(paths::temp_directory(), "/scratch/job7");
+  }
+  test::ScopedEnv env(test::ScopedEnv::Values{{"TMPDIR", std::nullopt}});
   EXPECT_EQ(paths::temp_directory(), "/tmp");
-  if (old) ::setenv("TMPDIR", saved.c_str(), 1);
 }
 
 class PathsOnDisk : public ::testing::Test {
  protected:
   void SetUp() override {
-    std::string name = "/tmp/cifar_paths_test_XXXXXX";
-    ASSERT_NE(::mkdtemp(name.data()), nullptr);
-    root_ = name;
+    root_ = paths::make_temp_directory("cifar_paths_test_");
+    ASSERT_EQ(paths::parent(root_), paths::temp_directory());
+    ASSERT_EQ(paths::file_name(root_).size(), std::string("cifar_paths_test_XXXXXX").size());
+    ASSERT_TRUE(paths::is_directory(root_));
+    ASSERT_TRUE(paths::list(root_).empty());
   }
   void TearDown() override { paths::remove_all(root_); }
   std::string at(const std::string& rel) const { return paths::join(root_, rel); }
@@ -77,6 +79,11 @@ TEST_F(PathsOnDisk, FailuresNameThePathAndTheReason) {
   touch(at("file"));
   // The step that fails is named: here the file standing where a folder must go.
   EXPECT_EQ(paths::create_directories(at("file/sub")), at("file") + ": exists and is not a folder");
+
+  {
+    test::ScopedEnv env(test::ScopedEnv::Values{{"TMPDIR", at("file")}});  // a file, not a folder
+    EXPECT_THROW(paths::make_temp_directory("x_"), Error);
+  }
 
   try {
     paths::list(at("missing"));
