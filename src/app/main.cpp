@@ -1,12 +1,11 @@
 // cifar_mpi: start MPI, parse the configuration, then check the environment
-// or train. Errors are caught in one place, run_mpi_main (dist/mpi_main.hpp).
+// or train. Errors are caught in one place, run_mpi_main (mpi/mpi_main.hpp).
+#include "app/check_env.hpp"
+#include "comm/agreement.hpp"
 #include "config/train_config.hpp"
-#include "dist/agreement.hpp"
-#include "dist/check_env.hpp"
-#include "dist/mpi_main.hpp"
+#include "mpi/mpi_main.hpp"
 #include "train/trainer.hpp"
 #include "util/error.hpp"
-#include "util/log.hpp"
 
 int main(int argc, char** argv) {
   using namespace cifar;
@@ -17,7 +16,8 @@ int main(int argc, char** argv) {
       if (env.world().rank == 0) std::fputs(config_help().c_str(), stdout);
       return kExitOk;
     }
-    if (config.check_env) return run_check_env(env, parse_backend(config.backend), parse_device(config.device));
-    return run_training(env, config);
+    if (config.check_env) return run_check_env(env, config.comm.backend, config.runtime.device);
+    Trainer trainer(env, config);
+    return trainer.train();
   });
 }

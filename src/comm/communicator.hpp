@@ -17,6 +17,9 @@ namespace cifar {
 
 enum class ReduceOp { Sum, Average };
 
+// --comm-timeout's default: how long a collective may take.
+inline constexpr std::chrono::milliseconds kDefaultCommTimeout{600'000};
+
 // A collective in flight. wait() returns once the result may be used by the
 // caller's next operation (for NCCL: ordered on the compute stream; for MPI:
 // complete in host memory). Throws CommTimeout past the communicator's timeout.
@@ -45,13 +48,15 @@ class Communicator {
   virtual torch::Tensor all_gather(const torch::Tensor& tensor) = 0;
   virtual void barrier() = 0;
 
+  // How long any collective may take before it fails with CommTimeout; fixed
+  // when the communicator is made (--comm-timeout).
   std::chrono::milliseconds timeout() const { return timeout_; }
-  void set_timeout(std::chrono::milliseconds t) { timeout_ = t; }
 
  protected:
+  explicit Communicator(std::chrono::milliseconds timeout) : timeout_(timeout) {}
   // Rejects what no backend supports: non-contiguous tensors, unsupported dtypes.
   static void check_tensor(const torch::Tensor& tensor, const char* operation);
-  std::chrono::milliseconds timeout_{std::chrono::minutes(10)};
+  const std::chrono::milliseconds timeout_;
 };
 
 // Human-readable description for error messages: "all_reduce of 1024 float32 (4.0 KiB)".

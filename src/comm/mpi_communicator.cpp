@@ -12,7 +12,7 @@
 #include <mutex>
 #include <thread>
 
-#include "dist/mpi_env.hpp"
+#include "mpi/mpi_env.hpp"
 #include "util/error.hpp"
 #include "util/log.hpp"
 
@@ -210,7 +210,8 @@ struct MpiCommunicator::Engine {
   }
 };
 
-MpiCommunicator::MpiCommunicator(MPI_Comm comm) : engine_(std::make_shared<Engine>()) {
+MpiCommunicator::MpiCommunicator(MPI_Comm comm, std::chrono::milliseconds timeout)
+    : Communicator(timeout), engine_(std::make_shared<Engine>()) {
   engine_->comm = duplicate_comm(comm);
   MPI_CHECK(MPI_Comm_rank(engine_->comm, &rank_));
   MPI_CHECK(MPI_Comm_size(engine_->comm, &size_));

@@ -11,6 +11,7 @@
 
 #include <mpi.h>
 
+#include <chrono>
 #include <memory>
 
 #include "comm/communicator.hpp"
@@ -19,7 +20,9 @@ namespace cifar {
 
 class MpiCommunicator final : public Communicator {
  public:
-  explicit MpiCommunicator(MPI_Comm comm);
+  // Collectives over a private duplicate of `comm`; each one fails with
+  // CommTimeout after `timeout`.
+  explicit MpiCommunicator(MPI_Comm comm, std::chrono::milliseconds timeout = kDefaultCommTimeout);
   ~MpiCommunicator() override;
 
   std::string name() const override { return "mpi"; }

@@ -7,10 +7,10 @@
 #include <mutex>
 #include <thread>
 
-#include "dist/cuda_runtime.hpp"
-#include "dist/mpi_env.hpp"
-#include "dist/torch_stream.hpp"
-#include "util/gpu_check.hpp"
+#include "gpu/cuda_runtime.hpp"
+#include "mpi/mpi_env.hpp"
+#include "gpu/torch_stream.hpp"
+#include "gpu/gpu_check.hpp"
 #include "util/log.hpp"
 
 namespace cifar {
@@ -74,8 +74,8 @@ class NcclWork final : public Work {
 
 class NcclCommunicator final : public Communicator {
  public:
-  NcclCommunicator(MPI_Comm comm, int device, std::chrono::milliseconds timeout) : device_(device) {
-    timeout_ = timeout;
+  NcclCommunicator(MPI_Comm comm, int device, std::chrono::milliseconds timeout)
+      : Communicator(timeout), device_(device) {
     MPI_CHECK(MPI_Comm_rank(comm, &rank_));
     MPI_CHECK(MPI_Comm_size(comm, &size_));
     gpu::set_device(device_);

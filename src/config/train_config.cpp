@@ -3,106 +3,318 @@
 // come from that one list.
 #include "config/train_config.hpp"
 
+#include <sys/stat.h>
+
 #include <boost/program_options.hpp>
 
+#include <cerrno>
+#include <cstring>
 #include <fstream>
+#include <map>
 #include <sstream>
 
+#include "comm/backends.hpp"
+#include "data/dataset.hpp"
+#include "model/model.hpp"
+#include "train/optimizer.hpp"
 #include "util/error.hpp"
 #include "util/log.hpp"
 
 namespace po = boost::program_options;
 
 namespace cifar {
+
+// Boost.Program_options finds these by argument-dependent lookup: the text of
+// an enum option is parsed here, once, into its value.
+class InvalidChoice : public po::error_with_option_name {
+ public:
+  InvalidChoice(const std::string& value, const std::string& choices)
+      : po::error_with_option_name("the argument ('%value%') for option '%canonical_option%' is not one of: " +
+                                   choices) {
+    set_substitute("value", value);
+  }
+};
+
+template <typename E, typename = decltype(ChoiceNames<E>::values)>
+void validate(boost::any& out, const std::vector<std::string>& values, E*, int) {
+  const std::string& text = po::validators::get_single_string(values);
+  const std::optional<E> value = choice_from_string<E>(text);
+  if (!value) throw InvalidChoice(text, choice_list<E>(", "));
+  out = *value;
+}
+
+void validate(boost::any& out, const std::vector<std::string>& values, ResumeRequest*, int) {
+  out = ResumeRequest::parse(po::validators::get_single_string(values));
+}
+
+ResumeRequest ResumeRequest::parse(const std::string& text) {
+  if (text == "none") return {Kind::None, ""};
+  if (text == "auto") return {Kind::Auto, ""};
+  return {Kind::Path, text};
+}
+
+std::string ResumeRequest::text() const {
+  switch (kind) {
+    case Kind::None: return "none";
+    case Kind::Auto: return "auto";
+    case Kind::Path: return path;
+  }
+  return "?";
+}
+
 namespace {
 
+enum class Section { Data, Model, Training, Optim, Comm, Runtime, Checkpoint, Output };
+
+struct SectionInfo {
+  Section section;
+  const char* key;    // the INI header: [data]
+  const char* title;  // the --help heading
+};
+
+constexpr SectionInfo kSections[] = {
+    {Section::Data, "data", "Data"},
+    {Section::Model, "model", "Model"},
+    {Section::Training, "training", "Training"},
+    {Section::Optim, "optim", "Optimiser and schedule"},
+    {Section::Comm, "comm", "Communication"},
+    {Section::Runtime, "runtime", "Devices, threads and speed"},
+    {Section::Checkpoint, "checkpoint", "Checkpoints and resume"},
+    {Section::Output, "output", "Outputs and progress"},
+};
+
+// "one of: a, b, c" from a registry's names.
+std::string one_of(const std::vector<std::string>& names) {
+  std::string list;
+  for (const auto& n : names) list += (list.empty() ? "" : " | ") + n;
+  return list;
+}
+
+// Every option: its section, its name (command line and INI key), its field
+// and its help, one function per section. The order is --help's order.
 template <typename Visitor>
-void visit_options(TrainConfig& c, Visitor&& v) {
-  v("data", c.data, "HDF5 file made by cifar_pack (train and test splits)");
-  v("shuffle", c.shuffle, "reshuffle the training set every epoch (DistributedSampler semantics)");
-  v("augment", c.augment, "random crop (4-pixel padding) and horizontal flip");
-  v("drop-last", c.drop_last, "drop the tail that does not fill a batch / divide by the world size");
-  v("normalize", c.normalize, "recipe (mean 0.5, std 0.5, as the Python recipe) | dataset (the file's mean/std)");
-  v("loader-threads", c.loader_threads, "background threads preparing batches per rank (0: prepare inline)");
-  v("data-on-device", c.data_on_device,
-    "GPUs: hold the uint8 splits on the device and gather, augment and normalise there (no CPU in the loop)");
-  v("model", c.model, "convnet (the reference recipe) | resnet18");
-  v("epochs", c.epochs, "training epochs");
-  v("max-steps", c.max_steps, "stop after this many optimiser steps (0: no limit)");
-  v("batch-size", c.batch_size, "images per rank per micro-batch");
-  v("accumulate", c.accumulate, "micro-batches per optimiser step (gradient accumulation)");
-  v("optimizer", c.optimizer, "adam | sgd");
-  v("lr", c.lr, "peak learning rate");
-  v("momentum", c.momentum, "SGD momentum");
-  v("nesterov", c.nesterov, "SGD with Nesterov momentum");
-  v("weight-decay", c.weight_decay, "L2 weight decay");
-  v("schedule", c.schedule, "learning-rate schedule: constant | cosine | onecycle");
-  v("warmup-epochs", c.warmup_epochs, "linear warm-up before the schedule (epochs, may be fractional)");
-  v("label-smoothing", c.label_smoothing, "label smoothing for the cross-entropy loss, in [0, 1)");
-  v("seed", c.seed, "seed for initialisation and augmentation (the recipe's torch.manual_seed)");
-  v("shuffle-seed", c.shuffle_seed,
+void visit_data_options(DataConfig& d, Visitor&& v) {
+  const Section s = Section::Data;
+  v(s, "dataset", d.dataset, "dataset: " + one_of(dataset_names()));
+  v(s, "data", d.path, "the dataset's file (cifar10: the HDF5 file made by cifar_pack)");
+  v(s, "shuffle", d.shuffle, "reshuffle the training set every epoch (DistributedSampler semantics)");
+  v(s, "shuffle-seed", d.shuffle_seed,
     "seed of the sample order, as DistributedSampler's own seed (default 0 there and in the recipe, whatever --seed)");
-  v("backend", c.backend, "gradient all-reduce: auto (nccl on GPUs, mpi on CPUs) | mpi | nccl");
-  v("device", c.device, "auto | cpu | cuda (cuda:<local rank>)");
-  v("bucket-mb", c.bucket_mb, "gradient bucket size in MiB (all buckets but the first)");
-  v("first-bucket-mb", c.first_bucket_mb, "size of the first gradient bucket in MiB (starts communication early)");
-  v("comm-timeout", c.comm_timeout, "seconds a collective may take before the job is ended");
-  v("threads", c.threads, "intra-op threads per rank (0: the cores this rank owns / ranks sharing them)");
-  v("blas-threads", c.blas_threads,
+  v(s, "augment", d.augment, "random crop (4-pixel padding) and horizontal flip");
+  v(s, "drop-last", d.drop_last, "drop the tail that does not fill a batch / divide by the world size");
+  v(s, "normalize", d.normalize, "recipe (mean 0.5, std 0.5, as the Python recipe) | dataset (the file's mean/std)");
+  v(s, "prefetch-batches", d.prefetch_batches,
+    "batches one background thread per rank prepares ahead (0: prepare each batch when it is needed)");
+  v(s, "data-on-device", d.on_device,
+    "GPUs: hold the uint8 splits on the device and gather, augment and normalise there (no CPU in the loop)");
+}
+
+template <typename Visitor>
+void visit_model_options(ModelConfig& m, Visitor&& v) {
+  v(Section::Model, "model", m.name, "model: " + one_of(model_names()));
+  v(Section::Model, "channels-last", m.channels_last, "use the channels_last memory format for convolutions");
+}
+
+template <typename Visitor>
+void visit_training_options(TrainingConfig& t, Visitor&& v) {
+  const Section s = Section::Training;
+  v(s, "epochs", t.epochs, "training epochs");
+  v(s, "max-steps", t.max_steps, "stop after this many optimiser steps (0: no limit)");
+  v(s, "batch-size", t.batch_size, "images per rank per micro-batch");
+  v(s, "accumulate", t.accumulate, "micro-batches per optimiser step (gradient accumulation)");
+  v(s, "seed", t.seed, "seed for initialisation and augmentation (the recipe's torch.manual_seed)");
+  v(s, "label-smoothing", t.label_smoothing, "label smoothing for the cross-entropy loss, in [0, 1)");
+  v(s, "precision", t.precision, "fp32 | bf16 | fp16 (autocast, GPUs)");
+  v(s, "eval", t.eval, "evaluate on the test split after every epoch");
+}
+
+template <typename Visitor>
+void visit_optim_options(OptimConfig& o, Visitor&& v) {
+  const Section s = Section::Optim;
+  v(s, "optimizer", o.optimizer, "optimiser: " + one_of(optimizer_names()));
+  v(s, "lr", o.lr, "peak learning rate");
+  v(s, "momentum", o.momentum, "SGD momentum");
+  v(s, "nesterov", o.nesterov, "SGD with Nesterov momentum");
+  v(s, "weight-decay", o.weight_decay, "L2 weight decay");
+  v(s, "schedule", o.schedule, "learning-rate schedule: " + choice_list<ScheduleKind>());
+  v(s, "warmup-epochs", o.warmup_epochs, "linear warm-up before the schedule (epochs, may be fractional)");
+}
+
+template <typename Visitor>
+void visit_comm_options(CommConfig& c, Visitor&& v) {
+  const Section s = Section::Comm;
+  v(s, "backend", c.backend, "gradient all-reduce: auto (nccl on GPUs, mpi on CPUs) | " + one_of(backend_names()));
+  v(s, "bucket-mb", c.bucket_mb, "gradient bucket size in MiB (all buckets but the first)");
+  v(s, "first-bucket-mb", c.first_bucket_mb, "size of the first gradient bucket in MiB (starts communication early)");
+  v(s, "comm-timeout", c.timeout_seconds, "seconds a collective may take before the job is ended");
+}
+
+template <typename Visitor>
+void visit_runtime_options(RuntimeConfig& r, Visitor&& v) {
+  const Section s = Section::Runtime;
+  v(s, "device", r.device, "auto | cpu | cuda (cuda:<local rank>)");
+  v(s, "threads", r.threads, "intra-op threads per rank (0: the cores this rank owns / ranks sharing them)");
+  v(s, "blas-threads", r.blas_threads,
     "OpenBLAS threads per rank for the linear layers, whose results depend on the count (0: as --threads; "
     "-1: as the Python recipe's processes get them, for its exact numbers: $OPENBLAS_NUM_THREADS, "
     "$GOTO_NUM_THREADS, $OMP_NUM_THREADS, else every CPU of the node, however the rank is bound)");
-  v("channels-last", c.channels_last, "use the channels_last memory format for convolutions");
-  v("retain-memory", c.retain_memory,
+  v(s, "retain-memory", r.retain_memory,
     "keep freed memory in the process for reuse (no per-step page faults; glibc mallopt)");
-  v("precision", c.precision, "fp32 | bf16 | fp16 (autocast, GPUs)");
-  v("deterministic", c.deterministic,
+  v(s, "deterministic", r.deterministic,
     "GPUs: deterministic cuDNN algorithms, no autotuning (repeatable runs and exact resumes; slower)");
-  v("profile", c.profile, "print per-epoch shares of data, forward, backward, communication and optimiser time");
-  v("output", c.output, "model file written by rank 0 at the end (loads in Python with torch.load)");
-  v("metrics", c.metrics, "per-epoch metrics file, JSON Lines (empty: none)");
-  v("log-every", c.log_every, "print a progress line every N batches");
-  v("eval", c.eval, "evaluate on the test split after every epoch");
-  v("checkpoint-dir", c.checkpoint_dir, "folder for checkpoints (empty: no checkpoints)");
-  v("checkpoint-every-steps", c.checkpoint_every_steps, "also checkpoint every N optimiser steps (0: off)");
-  v("checkpoint-every-epochs", c.checkpoint_every_epochs, "checkpoint every N epochs (0: only at the end)");
-  v("keep-checkpoints", c.keep_checkpoints, "how many recent checkpoints to keep");
-  v("resume", c.resume, "none | auto (newest complete checkpoint in --checkpoint-dir) | PATH");
+  v(s, "profile", r.profile, "print per-epoch shares of data, forward, backward, communication and optimiser time");
+}
+
+template <typename Visitor>
+void visit_checkpoint_options(CheckpointConfig& c, Visitor&& v) {
+  const Section s = Section::Checkpoint;
+  v(s, "checkpoint-dir", c.dir, "folder for checkpoints (empty: no checkpoints)");
+  v(s, "checkpoint-every-steps", c.every_steps, "also checkpoint every N optimiser steps (0: off)");
+  v(s, "checkpoint-every-epochs", c.every_epochs, "checkpoint every N epochs (0: only at the end)");
+  v(s, "keep-checkpoints", c.keep, "how many recent checkpoints to keep");
+  v(s, "resume", c.resume, "none | auto (newest complete checkpoint in --checkpoint-dir) | PATH");
+}
+
+template <typename Visitor>
+void visit_output_options(OutputConfig& o, Visitor&& v) {
+  const Section s = Section::Output;
+  v(s, "output", o.model, "model file written by rank 0 at the end (loads in Python with torch.load)");
+  v(s, "metrics", o.metrics, "per-epoch metrics file, JSON Lines (empty: none)");
+  v(s, "log-every", o.log_every, "print a progress line every N batches");
+}
+
+template <typename Visitor>
+void visit_options(TrainConfig& c, Visitor&& v) {
+  visit_data_options(c.data, v);
+  visit_model_options(c.model, v);
+  visit_training_options(c.training, v);
+  visit_optim_options(c.optim, v);
+  visit_comm_options(c.comm, v);
+  visit_runtime_options(c.runtime, v);
+  visit_checkpoint_options(c.checkpoint, v);
+  visit_output_options(c.output, v);
 }
 
 std::string text(const std::string& s) { return s.empty() ? "\"\"" : s; }
 std::string text(bool b) { return b ? "true" : "false"; }
+std::string text(const ResumeRequest& r) { return r.text(); }
 template <typename T>
 std::string text(const T& v) {
-  std::ostringstream os;
-  os << v;
-  return os.str();
+  if constexpr (std::is_enum_v<T>) {
+    return to_string(v);
+  } else {
+    std::ostringstream os;
+    os << v;
+    return os.str();
+  }
 }
 
-po::options_description make_options(TrainConfig& c) {
-  po::options_description opts("Options (also valid as `key = value` lines in the --config INI file)");
-  opts.add_options()("help,h", po::bool_switch(&c.help), "print this help and exit")(
+// Options kept so that older command lines and INI files still run.
+constexpr const char* kLegacyLoaderThreads = "loader-threads";
+
+// The options, one group per section in --help, and the INI section of each key.
+struct Options {
+  po::options_description all{"Options (also valid as `key = value` lines in the --config INI file)"};
+  std::map<std::string, Section> section_of;
+};
+
+std::unique_ptr<Options> make_options(TrainConfig& c) {
+  auto o = std::make_unique<Options>();
+  po::options_description general("General");
+  general.add_options()("help,h", po::bool_switch(&c.help), "print this help and exit")(
       "config", po::value<std::string>(&c.config_file), "INI file of options; the command line wins")(
       "check-env", po::bool_switch(&c.check_env),
       "print each rank's placement and the library versions, then exit (non-zero if the world cannot train)");
-  visit_options(c, [&](const char* name, auto& field, const char* help) {
+  o->all.add(general);
+  std::map<Section, po::options_description> groups;
+  for (const auto& s : kSections) groups.emplace(s.section, po::options_description(s.title + std::string(" [") + s.key + "]"));
+  visit_options(c, [&](Section section, const char* name, auto& field, const std::string& help) {
     using T = std::decay_t<decltype(field)>;
-    opts.add_options()(name, po::value<T>(&field)->default_value(field, text(field)), help);
+    groups.at(section).add_options()(name, po::value<T>(&field)->default_value(field, text(field)), help.c_str());
+    o->section_of[name] = section;
   });
-  return opts;
+  for (const auto& s : kSections) o->all.add(groups.at(s.section));
+  po::options_description legacy("Kept for older command lines");
+  legacy.add_options()(kLegacyLoaderThreads, po::value<int>(),
+                       "0: as --prefetch-batches 0; 1 or more: background preparation (the default)");
+  o->all.add(legacy);
+  return o;
 }
 
 void require(bool ok, const std::string& message) {
   if (!ok) throw ConfigError(message);
 }
 
-void require_one_of(const std::string& key, const std::string& value, std::initializer_list<const char*> allowed) {
-  std::string list;
-  for (const char* a : allowed) {
+void require_one_of(const std::string& key, const std::string& value, const std::vector<std::string>& allowed) {
+  for (const auto& a : allowed)
     if (value == a) return;
-    list += (list.empty() ? "" : ", ") + std::string(a);
-  }
+  std::string list;
+  for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
   throw ConfigError("--" + key + ": '" + value + "' is not one of: " + list);
+}
+
+// A config file is small text: refuse what could hang (a FIFO) or exhaust
+// memory (/dev/zero) before reading it.
+constexpr off_t kMaxConfigBytes = 1 << 20;
+
+std::string read_config_text(const std::string& path) {
+  struct stat st {};
+  if (stat(path.c_str(), &st) != 0)
+    throw ConfigError("--config: cannot open '" + path + "': " + std::strerror(errno) + " (check the path)");
+  if (!S_ISREG(st.st_mode)) throw ConfigError("--config: '" + path + "' is not a regular file");
+  if (st.st_size > kMaxConfigBytes)
+    throw ConfigError(strprintf("--config: '%s' has %lld bytes; a config file has at most %lld", path.c_str(),
+                                static_cast<long long>(st.st_size), static_cast<long long>(kMaxConfigBytes)));
+  std::ifstream file(path);
+  if (!file) throw ConfigError("--config: cannot open '" + path + "' (check the permissions)");
+  std::ostringstream text;
+  text << file.rdbuf();
+  return text.str();
+}
+
+std::string trim(const std::string& s) {
+  const auto b = s.find_first_not_of(" \t\r");
+  if (b == std::string::npos) return "";
+  return s.substr(b, s.find_last_not_of(" \t\r") - b + 1);
+}
+
+// The INI file as flat `key = value` lines for Boost. A `[section]` header is
+// optional; under one, every key must belong to that section, so a file that
+// groups its keys is checked against the grouping.
+std::string flatten_ini(const std::string& path, const std::string& text, const Options& options) {
+  std::istringstream in(text);
+  std::ostringstream flat;
+  std::string line, section;
+  for (int number = 1; std::getline(in, line); ++number) {
+    const std::string t = trim(line);
+    const std::string where = path + ":" + std::to_string(number);
+    if (t.empty() || t[0] == '#' || t[0] == ';') continue;
+    if (t.front() == '[') {
+      section = trim(t.substr(1, t.find(']') == std::string::npos ? std::string::npos : t.find(']') - 1));
+      bool known = false;
+      for (const auto& s : kSections) known = known || section == s.key;
+      std::string names;
+      for (const auto& s : kSections) names += (names.empty() ? "" : ", ") + std::string(s.key);
+      require(known && t.back() == ']', where + ": unknown section '" + t + "'; sections are " + names);
+      continue;
+    }
+    const std::string key = trim(t.substr(0, t.find('=')));
+    const auto it = options.section_of.find(key);
+    if (!section.empty() && it != options.section_of.end()) {
+      for (const auto& s : kSections)
+        require(s.section != it->second || section == s.key,
+                where + ": '" + key + "' belongs to section [" + s.key + "], not [" + section + "]");
+    }
+    flat << t << "\n";
+  }
+  return flat.str();
+}
+
+void apply_legacy_options(const po::variables_map& vm, TrainConfig& c) {
+  if (!vm.count(kLegacyLoaderThreads)) return;
+  const int threads = vm[kLegacyLoaderThreads].as<int>();
+  require(threads >= 0, "--loader-threads must not be negative");
+  if (threads == 0) c.data.prefetch_batches = 0;
 }
 
 }  // namespace
@@ -113,56 +325,60 @@ std::string config_help() {
   os << "cifar_mpi — data-parallel CIFAR-10 training with MPI, NCCL and LibTorch\n\n"
         "Usage:  mpirun -np N cifar_mpi [--config config/default.ini] [--option value ...]\n"
         "        srun --mpi=pmix cifar_mpi ...      (one rank per GPU, or per CPU slot)\n\n"
-     << make_options(defaults)
+     << make_options(defaults)->all
      << "\nExit codes: 0 done, 1 runtime failure, 2 bad configuration, 3 preempted (checkpoint written; "
         "resume with --resume auto), 4 communication timeout.\n";
   return os.str();
 }
 
 void validate(const TrainConfig& c) {
-  require(c.epochs >= 1, "--epochs must be at least 1 (got " + text(c.epochs) + ")");
-  require(c.max_steps >= 0, "--max-steps must be 0 (no limit) or positive");
-  require(c.batch_size >= 1, "--batch-size must be at least 1 (got " + text(c.batch_size) + ")");
-  require(c.accumulate >= 1, "--accumulate must be at least 1");
-  require(c.lr > 0, "--lr must be positive (got " + text(c.lr) + ")");
-  require(c.momentum >= 0 && c.momentum < 1, "--momentum must be in [0, 1)");
-  require(c.weight_decay >= 0, "--weight-decay must not be negative");
-  require(c.warmup_epochs >= 0, "--warmup-epochs must not be negative");
-  require(c.label_smoothing >= 0 && c.label_smoothing < 1, "--label-smoothing must be in [0, 1)");
-  require(c.bucket_mb > 0 && c.first_bucket_mb > 0, "--bucket-mb and --first-bucket-mb must be positive");
-  require(c.comm_timeout > 0, "--comm-timeout must be positive (seconds)");
-  require(c.threads >= 0, "--threads must be 0 (automatic) or positive");
-  require(c.blas_threads >= -1, "--blas-threads must be -1 (as the recipe), 0 (as --threads) or positive");
-  require(c.loader_threads >= 0, "--loader-threads must not be negative");
-  require(c.log_every >= 1, "--log-every must be at least 1");
-  require(c.checkpoint_every_steps >= 0 && c.checkpoint_every_epochs >= 0, "checkpoint intervals must not be negative");
-  require(c.keep_checkpoints >= 1, "--keep-checkpoints must be at least 1");
-  require(!c.data.empty(), "--data is required: the HDF5 file made by cifar_pack");
-  require(!c.output.empty(), "--output must name a file");
-  require_one_of("optimizer", c.optimizer, {"adam", "sgd"});
-  require_one_of("schedule", c.schedule, {"constant", "cosine", "onecycle"});
-  require_one_of("normalize", c.normalize, {"recipe", "dataset"});
-  require_one_of("backend", c.backend, {"auto", "mpi", "nccl"});
-  require_one_of("device", c.device, {"auto", "cpu", "cuda"});
-  require_one_of("precision", c.precision, {"fp32", "bf16", "fp16"});
-  require(c.nesterov == false || c.optimizer == "sgd", "--nesterov applies to --optimizer sgd only");
-  require(c.resume == "none" || c.resume == "auto" || !c.resume.empty(), "--resume: none, auto or a checkpoint path");
-  require(c.resume != "auto" || !c.checkpoint_dir.empty(), "--resume auto needs --checkpoint-dir");
+  const TrainingConfig& t = c.training;
+  require(t.epochs >= 1, "--epochs must be at least 1 (got " + text(t.epochs) + ")");
+  require(t.max_steps >= 0, "--max-steps must be 0 (no limit) or positive");
+  require(t.batch_size >= 1, "--batch-size must be at least 1 (got " + text(t.batch_size) + ")");
+  require(t.accumulate >= 1, "--accumulate must be at least 1");
+  require(t.label_smoothing >= 0 && t.label_smoothing < 1, "--label-smoothing must be in [0, 1)");
+  const OptimConfig& o = c.optim;
+  require(o.lr > 0, "--lr must be positive (got " + text(o.lr) + ")");
+  require(o.momentum >= 0 && o.momentum < 1, "--momentum must be in [0, 1)");
+  require(o.weight_decay >= 0, "--weight-decay must not be negative");
+  require(o.warmup_epochs >= 0, "--warmup-epochs must not be negative");
+  require(c.comm.bucket_mb > 0 && c.comm.first_bucket_mb > 0, "--bucket-mb and --first-bucket-mb must be positive");
+  require(c.comm.timeout_seconds > 0, "--comm-timeout must be positive (seconds)");
+  require(c.runtime.threads >= 0, "--threads must be 0 (automatic) or positive");
+  require(c.runtime.blas_threads >= -1, "--blas-threads must be -1 (as the recipe), 0 (as --threads) or positive");
+  require(c.data.prefetch_batches >= 0, "--prefetch-batches must not be negative");
+  require(c.output.log_every >= 1, "--log-every must be at least 1");
+  require(c.checkpoint.every_steps >= 0 && c.checkpoint.every_epochs >= 0, "checkpoint intervals must not be negative");
+  require(c.checkpoint.keep >= 1, "--keep-checkpoints must be at least 1");
+  require(!c.data.path.empty(), "--data is required: the HDF5 file made by cifar_pack");
+  require(!c.output.model.empty(), "--output must name a file");
+  require_one_of("dataset", c.data.dataset, dataset_names());
+  require_one_of("model", c.model.name, model_names());
+  require_one_of("optimizer", o.optimizer, optimizer_names());
+  std::vector<std::string> backends = {"auto"};
+  for (const auto& b : backend_names()) backends.push_back(b);
+  require_one_of("backend", c.comm.backend, backends);
+  require(!o.nesterov || optimizer_supports_nesterov(o.optimizer),
+          "--nesterov applies to --optimizer sgd only");
+  require(c.checkpoint.resume.kind != ResumeRequest::Kind::Path || !c.checkpoint.resume.path.empty(),
+          "--resume: none, auto or a checkpoint path");
+  require(c.checkpoint.resume.kind != ResumeRequest::Kind::Auto || c.checkpoint.enabled(),
+          "--resume auto needs --checkpoint-dir");
 }
 
 TrainConfig parse_config(int argc, const char* const argv[]) {
   TrainConfig c;
-  po::options_description opts = make_options(c);
+  const auto options = make_options(c);
   po::variables_map vm;
   try {
-    po::store(po::command_line_parser(argc, argv).options(opts).run(), vm);
+    po::store(po::command_line_parser(argc, argv).options(options->all).run(), vm);
     if (vm.count("config")) {
       const std::string path = vm["config"].as<std::string>();
-      std::ifstream file(path);
-      if (!file) throw ConfigError("--config: cannot open '" + path + "' (check the path and permissions)");
+      std::istringstream flat(flatten_ini(path, read_config_text(path), *options));
       try {
         // Values already on the command line are kept: the command line wins.
-        po::store(po::parse_config_file(file, opts, /*allow_unregistered=*/false), vm);
+        po::store(po::parse_config_file(flat, options->all, /*allow_unregistered=*/false), vm);
       } catch (const po::error& e) {
         throw ConfigError("config file '" + path + "': " + e.what() + " (run cifar_mpi --help for valid keys)");
       }
@@ -171,13 +387,13 @@ TrainConfig parse_config(int argc, const char* const argv[]) {
   } catch (const po::error& e) {
     throw ConfigError(std::string(e.what()) + " (run cifar_mpi --help for the options)");
   }
-  if (!c.help && !c.check_env) {
-    try {
-      validate(c);
-    } catch (const ConfigError& e) {
-      if (c.config_file.empty()) throw;
-      throw ConfigError(std::string(e.what()) + " (set on the command line or in config file '" + c.config_file + "')");
-    }
+  if (c.help || c.check_env) return c;
+  try {
+    apply_legacy_options(vm, c);
+    validate(c);
+  } catch (const ConfigError& e) {
+    if (c.config_file.empty()) throw;
+    throw ConfigError(std::string(e.what()) + " (set on the command line or in config file '" + c.config_file + "')");
   }
   return c;
 }
@@ -185,7 +401,7 @@ TrainConfig parse_config(int argc, const char* const argv[]) {
 std::vector<std::string> TrainConfig::describe() const {
   std::vector<std::string> lines;
   TrainConfig copy = *this;
-  visit_options(copy, [&](const char* name, const auto& field, const char*) {
+  visit_options(copy, [&](Section, const char* name, const auto& field, const std::string&) {
     lines.push_back(strprintf("  %-24s = %s", name, text(field).c_str()));
   });
   return lines;

@@ -1,82 +1,128 @@
 // TrainConfig: every setting of a run, from the command line and an INI file
 // (--config FILE; the command line wins), validated before anything runs.
+//
+// The settings are grouped in sections, one struct each, and every part of the
+// program takes only the section it needs (the loader DataConfig, the
+// optimiser OptimConfig, ...). Users see one flat set of option names
+// (--batch-size, or `batch-size = 256` in the INI file, optionally under its
+// `[training]` header); --help lists them by section. Values with a closed set
+// are enums (config/choices.hpp), names of registered parts (model, optimiser,
+// backend, dataset) are checked against their registries, both at parse time.
 // Unknown keys, wrong types and impossible values throw ConfigError (exit 2)
 // naming the option and the file.
 #pragma once
 
-#include <optional>
 #include <string>
 #include <vector>
 
+#include "config/choices.hpp"
+
 namespace cifar {
 
+// What the training set is and how batches are drawn from it.
+struct DataConfig {
+  std::string dataset = "cifar10";    // a name in the dataset registry (data/dataset.hpp)
+  std::string path = "data/cifar10.h5";  // --data: the file the dataset reads
+  bool shuffle = true;
+  long shuffle_seed = 0;  // DistributedSampler(seed=...): 0 in PyTorch and the recipe, whatever --seed
+  bool augment = false;
+  bool drop_last = false;
+  NormalizeKind normalize = NormalizeKind::Recipe;
+  int prefetch_batches = 2;  // prepared ahead by one background thread per rank; 0: inline
+  bool on_device = true;     // GPUs: keep the uint8 splits on the device (--data-on-device)
+};
+
+struct ModelConfig {
+  std::string name = "convnet";  // --model: a name in the model registry (model/model.hpp)
+  bool channels_last = true;
+};
+
+// How long the run is and what one step computes.
+struct TrainingConfig {
+  int epochs = 10;
+  long max_steps = 0;    // stop after this many optimiser steps (0: no limit)
+  int batch_size = 256;  // per rank, per micro-batch
+  int accumulate = 1;    // micro-batches per optimiser step
+  long seed = 0;         // initialisation and augmentation (the recipe's torch.manual_seed)
+  double label_smoothing = 0.0;
+  Precision precision = Precision::Fp32;
+  bool eval = true;      // evaluate on the test split after every epoch
+};
+
+struct OptimConfig {
+  std::string optimizer = "adam";  // a name in the optimiser registry (train/optimizer.hpp)
+  double lr = 1e-3;                // peak learning rate
+  double momentum = 0.9;
+  bool nesterov = false;
+  double weight_decay = 0.0;
+  ScheduleKind schedule = ScheduleKind::Constant;
+  double warmup_epochs = 0.0;
+};
+
+struct CommConfig {
+  std::string backend = "auto";  // auto, or a name in the backend registry (comm/backends.hpp)
+  double bucket_mb = 25.0;
+  double first_bucket_mb = 1.0;
+  double timeout_seconds = 600.0;  // --comm-timeout
+};
+
+// Where and how each rank computes.
+struct RuntimeConfig {
+  DeviceRequest device = DeviceRequest::Auto;
+  int threads = 0;       // intra-op threads per rank (0: the cores this rank owns)
+  int blas_threads = 0;  // OpenBLAS threads per rank (0: as `threads`; -1: as the recipe's processes)
+  bool retain_memory = true;
+  bool deterministic = false;  // GPUs: deterministic cuDNN, no autotuning
+  bool profile = false;
+};
+
+// --resume none | auto | PATH
+struct ResumeRequest {
+  enum class Kind { None, Auto, Path };
+  Kind kind = Kind::None;
+  std::string path;  // for Kind::Path
+  static ResumeRequest parse(const std::string& text);
+  std::string text() const;
+};
+
+struct CheckpointConfig {
+  std::string dir;  // --checkpoint-dir; empty: no checkpoints
+  long every_steps = 0;
+  int every_epochs = 1;
+  int keep = 3;
+  ResumeRequest resume;
+  bool enabled() const { return !dir.empty(); }
+};
+
+struct OutputConfig {
+  std::string model = "ddp_model.pth";   // --output
+  std::string metrics = "metrics.jsonl";  // empty: none
+  int log_every = 100;
+};
+
 struct TrainConfig {
-  // what to do
+  // What to do instead of training.
   bool check_env = false;
   bool help = false;
   std::string config_file;
 
-  // data
-  std::string data = "data/cifar10.h5";
-  bool shuffle = true;
-  bool augment = false;
-  bool drop_last = false;
-  std::string normalize = "recipe";  // recipe (mean 0.5, std 0.5) | dataset (file's mean/std)
-  int loader_threads = 1;            // background batch-preparation threads per rank
-  bool data_on_device = true;        // GPUs: keep the uint8 splits on the device
+  DataConfig data;
+  ModelConfig model;
+  TrainingConfig training;
+  OptimConfig optim;
+  CommConfig comm;
+  RuntimeConfig runtime;
+  CheckpointConfig checkpoint;
+  OutputConfig output;
 
-  // model and optimisation
-  std::string model = "convnet";
-  int epochs = 10;
-  long max_steps = 0;  // stop after this many optimiser steps (0: no limit)
-  int batch_size = 256;  // per rank
-  int accumulate = 1;    // micro-batches per optimiser step
-  std::string optimizer = "adam";  // adam | sgd
-  double lr = 1e-3;
-  double momentum = 0.9;
-  bool nesterov = false;
-  double weight_decay = 0.0;
-  std::string schedule = "constant";  // constant | cosine | onecycle
-  double warmup_epochs = 0.0;
-  double label_smoothing = 0.0;
-  long seed = 0;
-  long shuffle_seed = 0;  // DistributedSampler(seed=...): its own seed, 0 in PyTorch and the recipe
-
-  // distribution and speed
-  std::string backend = "auto";  // auto | mpi | nccl
-  std::string device = "auto";   // auto | cpu | cuda
-  double bucket_mb = 25.0;
-  double first_bucket_mb = 1.0;
-  double comm_timeout = 600.0;  // seconds
-  int threads = 0;              // intra-op threads per rank (0: cores this rank owns)
-  int blas_threads = 0;         // OpenBLAS threads per rank (0: as `threads`; -1: as the recipe's processes)
-  bool channels_last = true;
-  bool retain_memory = true;
-  std::string precision = "fp32";  // fp32 | bf16 | fp16
-  bool deterministic = false;      // GPUs: deterministic cuDNN, no autotuning
-  bool profile = false;
-
-  // outputs and progress
-  std::string output = "ddp_model.pth";
-  std::string metrics = "metrics.jsonl";
-  int log_every = 100;
-  bool eval = true;
-
-  // checkpoints
-  std::string checkpoint_dir;  // empty: no checkpoints
-  long checkpoint_every_steps = 0;
-  int checkpoint_every_epochs = 1;
-  int keep_checkpoints = 3;
-  std::string resume = "none";  // none | auto | PATH
-
-  // Pretty "key = value" lines for the run log (rank 0 prints them once).
+  // "  key = value" lines, in --help order, for the run log and checkpoints.
   std::vector<std::string> describe() const;
 };
 
 // Parses argv (and the INI file it names) into a validated TrainConfig.
 // Throws ConfigError on unknown options, bad types and impossible values.
 TrainConfig parse_config(int argc, const char* const argv[]);
-// The --help text with every option and its default.
+// The --help text: every option by section, with its default.
 std::string config_help();
 // Checks that do not need the data or the world (ranges, names).
 void validate(const TrainConfig& c);

@@ -21,6 +21,10 @@ uint64_t augmentation_seed(uint64_t seed, int rank, int64_t epoch) {
 }
 }  // namespace
 
+int64_t batches_per_epoch(int64_t samples, int64_t batch_size, bool drop_last) {
+  return drop_last ? samples / batch_size : (samples + batch_size - 1) / batch_size;
+}
+
 BatchLoader::BatchLoader(const Split& split, std::vector<int64_t> indices, int64_t batch_size,
                          LoaderOptions options, torch::Device device)
     : images_(split.images),
@@ -47,7 +51,7 @@ BatchLoader::BatchLoader(const Split& split, std::vector<int64_t> indices, int64
     labels_ = labels_.to(images_.device());
     options_.prefetch_depth = 0;
   }
-  num_batches_ = options_.drop_last ? count / batch_size : (count + batch_size - 1) / batch_size;
+  num_batches_ = batches_per_epoch(count, batch_size, options_.drop_last);
   skip_batches(std::clamp<int64_t>(options_.start_batch, 0, num_batches_));
   if (options_.prefetch_depth > 0) {
     prefetcher_ = std::make_unique<Prefetcher<Batch>>([this] { return produce(); }, options_.prefetch_depth);
@@ -71,7 +75,7 @@ std::optional<Batch> BatchLoader::produce() {
   const int64_t size = std::min(batch_size_, indices_.size(0) - begin);
   const torch::Tensor idx = indices_.narrow(0, begin, size);
   Batch batch;
-  batch.index = produced_++;
+  ++produced_;
   torch::Tensor raw = images_.index_select(0, idx);
   batch.labels = labels_.index_select(0, idx);
   if (resident()) {
@@ -82,9 +86,7 @@ std::optional<Batch> BatchLoader::produce() {
     return batch;
   }
   if (options_.augment) raw = crop_and_flip(raw, draw_augmentation(size, options_.pad, generator_), options_.pad);
-  if (options_.normalize_on_device) raw = copy_to_device(raw, device_);
-  batch.images = normalize_batch(raw, options_.normalization, options_.memory_format);
-  if (!options_.normalize_on_device) batch.images = copy_to_device(batch.images, device_);
+  batch.images = copy_to_device(normalize_batch(raw, options_.normalization, options_.memory_format), device_);
   batch.labels = copy_to_device(batch.labels, device_);
   return batch;
 }

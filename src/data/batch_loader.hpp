@@ -42,7 +42,6 @@ struct LoaderOptions {
   int64_t epoch = 0;
   bool drop_last = false;      // drop a final partial batch
   size_t prefetch_depth = 2;   // batches prepared ahead; 0: no thread, prepared inside next()
-  bool normalize_on_device = false;  // ship the (augmented) uint8 batch and normalise on the device
   // Layout of the float batch: channels_last when the model runs channels_last,
   // so the conversion happens here (on the loader thread) and not in the step.
   torch::MemoryFormat memory_format = torch::MemoryFormat::Contiguous;
@@ -55,8 +54,11 @@ struct LoaderOptions {
 struct Batch {
   torch::Tensor images;  // float [b,3,32,32] on the loader's device
   torch::Tensor labels;  // int64 [b] on the loader's device
-  int64_t index = 0;     // 0-based batch number within the epoch
 };
+
+// Batches in an epoch of `samples` indices: the last one is smaller, or
+// dropped with `drop_last`. The one formula for the loader and the run plan.
+int64_t batches_per_epoch(int64_t samples, int64_t batch_size, bool drop_last);
 
 class BatchLoader {
  public:

@@ -2,17 +2,16 @@
 //
 //   crop_and_flip (uint8 -> uint8, CPU): torchvision RandomCrop(32, padding=4)
 //     with zero padding followed by RandomHorizontalFlip(0.5), one draw per
-//     sample. A tight row-copy loop: on uint8 this is memcpy-bound (~0.3 ms a
-//     batch of 256), where the equivalent tensor gathers cost ~10x more
-//     (measured with tools/bench/loader_bench).
+//     sample. A tight row-copy loop, memcpy-bound on uint8, where the
+//     equivalent tensor gathers cost far more (tools/bench/loader_bench).
 //   normalize_batch (uint8 -> float, any device): out = (pixel / 255 - mean[c]) / std[c],
 //     as batched tensor ops in torchvision's order (ToTensor, then Normalize),
 //     each step rounded to float as there, so the batch is bit-identical to the
 //     recipe's on CPUs and GPUs alike.
 //
-// Both the CPU path and the device path use these two functions: the device
-// path ships the (augmented) uint8 batch -- 4x fewer bytes than float -- and
-// normalises on the device.
+// Both the CPU path and the GPU-resident path (splits held on the device)
+// use these two functions; the resident path gathers, crops and normalises
+// on the device.
 #pragma once
 
 #include <torch/torch.h>

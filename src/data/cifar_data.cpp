@@ -36,8 +36,8 @@ ChannelStats compute_channel_stats(const RawSplit& split) {
   return stats;
 }
 
-std::array<int64_t, 10> count_classes(const RawSplit& split) {
-  std::array<int64_t, 10> counts{};
+std::array<int64_t, schema::kNumClasses> count_classes(const RawSplit& split) {
+  std::array<int64_t, schema::kNumClasses> counts{};
   for (uint8_t label : split.labels) {
     if (label < counts.size()) ++counts[label];
   }

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "data/cifar_schema.hpp"
+
 namespace cifar {
 
 struct RawSplit {
@@ -40,6 +42,6 @@ struct ChannelStats {
   std::array<uint64_t, 3> pixel_sum{};  // sum of raw uint8 values per channel
 };
 ChannelStats compute_channel_stats(const RawSplit& split);
-std::array<int64_t, 10> count_classes(const RawSplit& split);
+std::array<int64_t, schema::kNumClasses> count_classes(const RawSplit& split);
 
 }  // namespace cifar

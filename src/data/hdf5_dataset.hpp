@@ -37,7 +37,7 @@ void write_cifar_h5(const std::string& path, const CifarData& data, const H5Writ
 
 struct SplitInfo {
   int64_t count = 0;
-  std::array<int64_t, 10> class_counts{};
+  std::array<int64_t, schema::kNumClasses> class_counts{};
   std::array<double, 3> mean{};  // of pixel/255 over the split
   std::array<double, 3> std{};
 };

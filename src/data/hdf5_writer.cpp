@@ -83,7 +83,7 @@ void write_split(hid_t file, const std::string& name, const RawSplit& split,
   write_uint8_dataset(group.get(), "labels", {n}, schema::kLabelsPerChunk, split.labels.data(), options);
 
   const ChannelStats stats = compute_channel_stats(split);
-  const std::array<int64_t, 10> classes = count_classes(split);
+  const std::array<int64_t, schema::kNumClasses> classes = count_classes(split);
   const int64_t count = split.count();
   write_numeric_attr(group.get(), schema::kAttrCount, H5T_NATIVE_INT64, &count, 1);
   write_numeric_attr(group.get(), schema::kAttrClassCounts, H5T_NATIVE_INT64, classes.data(), classes.size());

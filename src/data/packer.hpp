@@ -15,7 +15,7 @@ namespace cifar {
 struct PackSummary {
   SourceInfo source;
   int64_t train_count = 0, test_count = 0;
-  std::array<int64_t, 10> train_classes{}, test_classes{};
+  std::array<int64_t, schema::kNumClasses> train_classes{}, test_classes{};
   ChannelStats train_stats, test_stats;
 };
 

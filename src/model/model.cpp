@@ -5,7 +5,7 @@
 
 #include "model/convnet.hpp"
 #include "model/resnet.hpp"
-#include "util/error.hpp"
+#include "util/registry.hpp"
 
 namespace cifar {
 namespace {
@@ -45,19 +45,8 @@ void set_memory_format(torch::nn::Module& module, at::MemoryFormat format) {
   }
 }
 
-std::vector<std::string> model_names() {
-  std::vector<std::string> names;
-  for (const auto& e : registry()) names.emplace_back(e.name);
-  return names;
-}
+std::vector<std::string> model_names() { return registered_names(registry()); }
 
-std::shared_ptr<Model> make_model(const std::string& name) {
-  std::string valid;
-  for (const auto& e : registry()) {
-    if (name == e.name) return e.make();
-    valid += (valid.empty() ? "" : ", ") + std::string(e.name);
-  }
-  throw ConfigError("--model: '" + name + "' is not a known model; valid names: " + valid);
-}
+std::shared_ptr<Model> make_model(const std::string& name) { return find_registered(registry(), name, "model").make(); }
 
 }  // namespace cifar

@@ -11,9 +11,9 @@
 #include <utility>
 #include <vector>
 
-namespace cifar {
+#include "data/cifar_schema.hpp"
 
-inline constexpr int64_t kNumClasses = 10;
+namespace cifar {
 
 // One named tensor of a model's state: a parameter or a buffer.
 using NamedTensor = std::pair<std::string, torch::Tensor>;
@@ -21,7 +21,7 @@ using NamedTensor = std::pair<std::string, torch::Tensor>;
 class Model : public torch::nn::Module {
  public:
   explicit Model(const std::string& name) : torch::nn::Module(name) {}
-  // x: [B,3,32,32] float, contiguous or channels_last. Returns [B,10] logits.
+  // x: [B,3,32,32] float, contiguous or channels_last. Returns [B,kNumClasses] logits.
   virtual torch::Tensor forward(const torch::Tensor& x) = 0;
 };
 

@@ -13,7 +13,7 @@
 #include <sstream>
 #include <tuple>
 
-#include "dist/agreement.hpp"
+#include "comm/agreement.hpp"
 #include "train/model_io.hpp"
 #include "train/preemption.hpp"
 #include "util/atomic_file.hpp"
@@ -93,13 +93,14 @@ std::string mismatch(const std::string& path, const char* what, const std::strin
          ", or start afresh with --resume none or another --checkpoint-dir";
 }
 
-// MPI_Bcast of a string from rank 0.
-std::string broadcast_string(MPI_Comm comm, std::string text) {
-  int length = static_cast<int>(text.size());
-  MPI_CHECK(MPI_Bcast(&length, 1, MPI_INT, 0, comm));
-  text.resize(static_cast<size_t>(length));
-  if (length > 0) MPI_CHECK(MPI_Bcast(text.data(), length, MPI_CHAR, 0, comm));
-  return text;
+// Rank 0's `text` on every rank of `comm`.
+std::string broadcast_text(Communicator& comm, const std::string& text) {
+  auto length = torch::tensor({static_cast<int64_t>(text.size())});
+  comm.broadcast(length, 0);
+  auto bytes = torch::zeros({length.item<int64_t>()}, torch::kUInt8);
+  if (comm.rank() == 0 && !text.empty()) std::memcpy(bytes.data_ptr(), text.data(), text.size());
+  if (bytes.numel() > 0) comm.broadcast(bytes, 0);
+  return std::string(static_cast<const char*>(bytes.data_ptr()), static_cast<size_t>(bytes.numel()));
 }
 
 }  // namespace
@@ -208,97 +209,97 @@ Checkpoint read_checkpoint(const std::string& path) {
   return c;
 }
 
-Checkpoint capture_checkpoint(const TrainConfig& config, int world_size, int64_t train_size,
-                              const TrainingPosition& position, double epoch_loss_sum, double epoch_loss_count,
-                              const Model& model, const torch::optim::Optimizer& optimizer, const LossScaler& scaler,
-                              torch::Device device) {
+RunIdentity run_identity(const TrainConfig& config, int world_size, int64_t train_size) {
+  RunIdentity r;
+  r.model = config.model.name;
+  r.optimizer = config.optim.optimizer;
+  r.world_size = world_size;
+  r.batch_size = config.training.batch_size;
+  r.accumulate = config.training.accumulate;
+  r.train_size = train_size;
+  r.data_path = config.data.path;
+  r.config = config.describe();
+  return r;
+}
+
+Checkpoint capture_checkpoint(const RunIdentity& run, const TrainingPosition& position, double epoch_loss_sum,
+                              double epoch_loss_count, const TrainState& state) {
   Checkpoint c;
-  c.model_name = config.model;
-  c.optimizer_name = config.optimizer;
-  c.world_size = world_size;
-  c.batch_size = config.batch_size;
-  c.accumulate = config.accumulate;
-  c.train_size = train_size;
+  c.model_name = run.model;
+  c.optimizer_name = run.optimizer;
+  c.world_size = run.world_size;
+  c.batch_size = run.batch_size;
+  c.accumulate = run.accumulate;
+  c.train_size = run.train_size;
   c.position = position;
   c.epoch_loss_sum = epoch_loss_sum;
   c.epoch_loss_count = epoch_loss_count;
-  c.config = config.describe();
-  c.model_state = c10::IValue(cpu_state_dict(model));
+  c.config = run.config;
+  c.model_state = c10::IValue(cpu_state_dict(state.model));
   torch::serialize::OutputArchive archive;
-  optimizer.save(archive);
+  state.optimizer.save(archive);
   std::ostringstream os;
   archive.save_to(os);
   c.optimizer_state = os.str();
   c.cpu_rng_state = generator_state(at::detail::getDefaultCPUGenerator());
-  if (!device.is_cpu()) c.device_rng_state = generator_state(at::globalContext().defaultGenerator(device));
-  c.loss_scale = scaler.current_scale();
-  c.loss_scale_clean_steps = scaler.clean_steps();
+  if (!state.device.is_cpu()) c.device_rng_state = generator_state(at::globalContext().defaultGenerator(state.device));
+  c.loss_scale = state.scaler.current_scale();
+  c.loss_scale_clean_steps = state.scaler.clean_steps();
   return c;
 }
 
-void check_resumable(const Checkpoint& c, const std::string& path, const TrainConfig& config, int world_size,
-                     int64_t train_size) {
+void check_resumable(const Checkpoint& c, const std::string& path, const RunIdentity& run) {
   auto n = [](long long v) { return std::to_string(v); };
-  if (c.model_name != config.model)
-    throw CheckpointError(mismatch(path, "--model", c.model_name, config.model, "pass --model " + c.model_name));
-  if (c.optimizer_name != config.optimizer)
+  if (c.model_name != run.model)
+    throw CheckpointError(mismatch(path, "--model", c.model_name, run.model, "pass --model " + c.model_name));
+  if (c.optimizer_name != run.optimizer)
     throw CheckpointError(
-        mismatch(path, "--optimizer", c.optimizer_name, config.optimizer, "pass --optimizer " + c.optimizer_name));
-  if (c.world_size != world_size)
-    throw CheckpointError(mismatch(path, "a world of", n(c.world_size) + " rank(s)", n(world_size) + " rank(s)",
+        mismatch(path, "--optimizer", c.optimizer_name, run.optimizer, "pass --optimizer " + c.optimizer_name));
+  if (c.world_size != run.world_size)
+    throw CheckpointError(mismatch(path, "a world of", n(c.world_size) + " rank(s)", n(run.world_size) + " rank(s)",
                                    "resume with " + n(c.world_size) + " ranks (each rank's data shard depends on "
                                    "the world size)"));
-  if (c.batch_size != config.batch_size)
-    throw CheckpointError(mismatch(path, "--batch-size", n(c.batch_size), n(config.batch_size),
+  if (c.batch_size != run.batch_size)
+    throw CheckpointError(mismatch(path, "--batch-size", n(c.batch_size), n(run.batch_size),
                                    "pass --batch-size " + n(c.batch_size)));
-  if (c.accumulate != config.accumulate)
-    throw CheckpointError(mismatch(path, "--accumulate", n(c.accumulate), n(config.accumulate),
+  if (c.accumulate != run.accumulate)
+    throw CheckpointError(mismatch(path, "--accumulate", n(c.accumulate), n(run.accumulate),
                                    "pass --accumulate " + n(c.accumulate)));
-  if (c.train_size != train_size)
+  if (c.train_size != run.train_size)
     throw CheckpointError(mismatch(path, "a training split of", n(c.train_size) + " samples",
-                                   n(train_size) + " samples in " + config.data, "pass the same --data"));
+                                   n(run.train_size) + " samples in " + run.data_path, "pass the same --data"));
 }
 
-void restore_checkpoint(const Checkpoint& c, const std::string& path, Model& model,
-                        torch::optim::Optimizer& optimizer, LossScaler& scaler, torch::Device device) {
-  apply_state_dict(model, c.model_state.toGenericDict(), path);
+void restore_checkpoint(const Checkpoint& c, const std::string& path, TrainState& state) {
+  apply_state_dict(state.model, c.model_state.toGenericDict(), path);
   try {
     torch::serialize::InputArchive archive;
     std::istringstream is(c.optimizer_state);
-    archive.load_from(is, device);
-    optimizer.load(archive);
+    archive.load_from(is, state.device);
+    state.optimizer.load(archive);
   } catch (const c10::Error& e) {
     throw CheckpointError("checkpoint '" + path + "': its optimiser state does not fit this model and optimiser: " +
                           e.what_without_backtrace() + fix_hint(path));
   }
-  scaler.restore(c.loss_scale, c.loss_scale_clean_steps);
+  state.scaler.restore(c.loss_scale, c.loss_scale_clean_steps);
   set_generator_state(at::detail::getDefaultCPUGenerator(), c.cpu_rng_state);
-  if (!device.is_cpu() && c.device_rng_state.defined())
-    set_generator_state(at::globalContext().defaultGenerator(device), c.device_rng_state);
+  if (!state.device.is_cpu() && c.device_rng_state.defined())
+    set_generator_state(at::globalContext().defaultGenerator(state.device), c.device_rng_state);
 }
 
-Checkpointer::Checkpointer(const TrainConfig& config, MPI_Comm comm, const World& world, Communicator& communicator,
-                           torch::Device device, int64_t train_size, Model& model, torch::optim::Optimizer& optimizer,
-                           LossScaler& scaler)
-    : config_(config),
-      comm_(comm),
-      world_(world),
-      communicator_(communicator),
-      device_(device),
-      train_size_(train_size),
-      model_(model),
-      optimizer_(optimizer),
-      scaler_(scaler) {}
+Checkpointer::Checkpointer(const CheckpointConfig& config, RunIdentity run, TrainState state, Communicator& control)
+    : config_(config), run_(std::move(run)), state_(state), control_(control) {}
 
 // Rank 0's choice: --resume PATH as given; --resume auto the newest file in
 // --checkpoint-dir that reads as a checkpoint (unreadable ones are skipped
 // with a warning, all unreadable is an error); "" for a fresh start.
 std::string Checkpointer::choose_resume_path() const {
-  if (config_.resume == "none") return "";
-  if (config_.resume != "auto") return config_.resume;
-  const auto paths = list_checkpoints(config_.checkpoint_dir);
+  using Kind = ResumeRequest::Kind;
+  if (config_.resume.kind == Kind::None) return "";
+  if (config_.resume.kind == Kind::Path) return config_.resume.path;
+  const auto paths = list_checkpoints(config_.dir);
   if (paths.empty()) {
-    log::info("--resume auto: no checkpoint in " + config_.checkpoint_dir + "; starting afresh");
+    log::info("--resume auto: no checkpoint in " + config_.dir + "; starting afresh");
     return "";
   }
   std::string reasons;
@@ -312,23 +313,23 @@ std::string Checkpointer::choose_resume_path() const {
     }
   }
   throw CheckpointError("--resume auto: none of the " + std::to_string(paths.size()) + " checkpoint(s) in " +
-                        config_.checkpoint_dir + " is readable:" + reasons);
+                        config_.dir + " is readable:" + reasons);
 }
 
 std::optional<Checkpoint> Checkpointer::resume() {
   std::string path;
-  agree_on_startup(comm_, [&] {
-    if (world_.rank == 0) path = choose_resume_path();
+  agree_on(control_, [&] {
+    if (control_.rank() == 0) path = choose_resume_path();
   });
-  path = broadcast_string(comm_, path);
+  path = broadcast_text(control_, path);
   if (path.empty()) return std::nullopt;
   std::optional<Checkpoint> checkpoint;
-  agree_on_startup(comm_, [&] {
+  agree_on(control_, [&] {
     checkpoint = read_checkpoint(path);
-    check_resumable(*checkpoint, path, config_, world_.size, train_size_);
-    restore_checkpoint(*checkpoint, path, model_, optimizer_, scaler_, device_);
+    check_resumable(*checkpoint, path, run_);
+    restore_checkpoint(*checkpoint, path, state_);
   });
-  if (world_.rank == 0) {
+  if (control_.rank() == 0) {
     const auto& p = checkpoint->position;
     log::info(strprintf("resumed from checkpoint %s: epoch %d, %ld batch(es) of it done, step %ld", path.c_str(),
                         p.epoch, p.batch_in_epoch, p.step));
@@ -338,16 +339,14 @@ std::optional<Checkpoint> Checkpointer::resume() {
 }
 
 void Checkpointer::save(const TrainingPosition& position, double loss_sum, double loss_count) {
-  const std::string path = paths::join(config_.checkpoint_dir, checkpoint_file_name(position));
+  const std::string path = paths::join(config_.dir, checkpoint_file_name(position));
   if (path == last_written_) return;  // this exact state is on disk already
-  agree_on_startup(comm_, [&] {
-    if (world_.rank != 0) return;  // every rank holds the same state; the others wait here
+  agree_on(control_, [&] {
+    if (control_.rank() != 0) return;  // every rank holds the same state; the others wait here
     // A folder that cannot be made is reported by the write below, with the file's name.
-    paths::create_directories(config_.checkpoint_dir);
-    write_file_atomically(path, encode_checkpoint(capture_checkpoint(config_, world_.size, train_size_, position,
-                                                                     loss_sum, loss_count, model_, optimizer_,
-                                                                     scaler_, device_)));
-    prune_checkpoints(config_.checkpoint_dir, config_.keep_checkpoints);
+    paths::create_directories(config_.dir);
+    write_file_atomically(path, encode_checkpoint(capture_checkpoint(run_, position, loss_sum, loss_count, state_)));
+    prune_checkpoints(config_.dir, config_.keep);
     log::info(strprintf("checkpoint %s (epoch %d, batch %ld, step %ld)", path.c_str(), position.epoch,
                         position.batch_in_epoch, position.step));
   });
@@ -355,15 +354,14 @@ void Checkpointer::save(const TrainingPosition& position, double loss_sum, doubl
 }
 
 int Checkpointer::at_step_boundary(const TrainingPosition& position, const torch::Tensor& epoch_loss) {
-  if (config_.checkpoint_dir.empty()) return 0;
-  const int signal = preemption_agreed(comm_);
-  const bool due = config_.checkpoint_every_steps > 0 && position.step % config_.checkpoint_every_steps == 0;
+  if (!config_.enabled()) return 0;
+  const int signal = preemption_agreed(control_);
+  const bool due = config_.every_steps > 0 && position.step % config_.every_steps == 0;
   if (signal == 0 && !due) return 0;
-  auto loss = epoch_loss.clone();
-  communicator_.all_reduce(loss, ReduceOp::Sum);
-  loss = loss.cpu();
+  auto loss = epoch_loss.to(torch::kCPU, /*non_blocking=*/false, /*copy=*/true);
+  control_.all_reduce(loss, ReduceOp::Sum);
   save(position, loss[0].item<double>(), loss[1].item<double>());
-  if (signal != 0 && world_.rank == 0)
+  if (signal != 0 && control_.rank() == 0)
     log::info(strprintf("preempted by %s: stopping at step %ld with checkpoint %s; exit code %d (resume with "
                         "--resume auto)",
                         signal_name(signal), position.step, last_written_.c_str(), kExitPreempted));
@@ -371,8 +369,8 @@ int Checkpointer::at_step_boundary(const TrainingPosition& position, const torch
 }
 
 void Checkpointer::at_epoch_end(const TrainingPosition& position, const torch::Tensor& epoch_loss, bool last) {
-  if (config_.checkpoint_dir.empty()) return;
-  const bool due = config_.checkpoint_every_epochs > 0 && position.epoch % config_.checkpoint_every_epochs == 0 &&
+  if (!config_.enabled()) return;
+  const bool due = config_.every_epochs > 0 && position.epoch % config_.every_epochs == 0 &&
                    position.batch_in_epoch == 0;
   if (!due && !last) return;
   // At an epoch boundary the next epoch's loss sums start from zero.

@@ -13,7 +13,6 @@
 // 0's states stand for all. See docs/checkpoint.md.
 #pragma once
 
-#include <mpi.h>
 #include <torch/torch.h>
 
 #include <optional>
@@ -22,7 +21,6 @@
 
 #include "comm/communicator.hpp"
 #include "config/train_config.hpp"
-#include "dist/world.hpp"
 #include "model/model.hpp"
 #include "train/precision.hpp"
 
@@ -71,26 +69,43 @@ std::vector<char> encode_checkpoint(const Checkpoint& checkpoint);
 // truncated, corrupt or not a cifar_mpi checkpoint of a known format version.
 Checkpoint read_checkpoint(const std::string& path);
 
+// What a checkpoint saves and restores: the trainer's live state.
+struct TrainState {
+  Model& model;
+  torch::optim::Optimizer& optimizer;
+  LossScaler& scaler;
+  torch::Device device;
+};
+
+// What a run that continues a checkpoint must share with the run that wrote it.
+struct RunIdentity {
+  std::string model;
+  std::string optimizer;
+  int world_size = 1;
+  int batch_size = 1;  // per rank
+  int accumulate = 1;
+  int64_t train_size = 0;
+  std::string data_path;            // names the data in messages
+  std::vector<std::string> config;  // TrainConfig::describe(), stored for the record
+};
+RunIdentity run_identity(const TrainConfig& config, int world_size, int64_t train_size);
+
 // The state of a run, ready to write. Call on the writing rank only.
-Checkpoint capture_checkpoint(const TrainConfig& config, int world_size, int64_t train_size,
-                              const TrainingPosition& position, double epoch_loss_sum, double epoch_loss_count,
-                              const Model& model, const torch::optim::Optimizer& optimizer, const LossScaler& scaler,
-                              torch::Device device);
-// Throws CheckpointError unless this run can continue `checkpoint` exactly:
-// same model, optimiser, world size, per-rank batch size, accumulation and
+Checkpoint capture_checkpoint(const RunIdentity& run, const TrainingPosition& position, double epoch_loss_sum,
+                              double epoch_loss_count, const TrainState& state);
+// Throws CheckpointError unless `run` can continue `checkpoint` exactly: same
+// model, optimiser, world size, per-rank batch size, accumulation and
 // training-set size. The message names `path`, both values and the fix.
-void check_resumable(const Checkpoint& checkpoint, const std::string& path, const TrainConfig& config,
-                     int world_size, int64_t train_size);
+void check_resumable(const Checkpoint& checkpoint, const std::string& path, const RunIdentity& run);
 // Loads model, optimiser, loss scaler and generator states (checked first).
-void restore_checkpoint(const Checkpoint& checkpoint, const std::string& path, Model& model,
-                        torch::optim::Optimizer& optimizer, LossScaler& scaler, torch::Device device);
+void restore_checkpoint(const Checkpoint& checkpoint, const std::string& path, TrainState& state);
 
 // The trainer's side: decides when to write, writes collectively, resumes.
+// Collectives go over `control`, the job's host communicator, so deciding
+// costs no GPU synchronisation.
 class Checkpointer {
  public:
-  Checkpointer(const TrainConfig& config, MPI_Comm comm, const World& world, Communicator& communicator,
-               torch::Device device, int64_t train_size, Model& model, torch::optim::Optimizer& optimizer,
-               LossScaler& scaler);
+  Checkpointer(const CheckpointConfig& config, RunIdentity run, TrainState state, Communicator& control);
 
   // --resume none|auto|PATH: restores the chosen checkpoint on every rank and
   // returns it (its model and optimiser state already applied), or nullopt
@@ -112,15 +127,10 @@ class Checkpointer {
   void save(const TrainingPosition& position, double loss_sum, double loss_count);
   std::string choose_resume_path() const;
 
-  const TrainConfig& config_;
-  MPI_Comm comm_;
-  const World& world_;
-  Communicator& communicator_;
-  torch::Device device_;
-  int64_t train_size_;
-  Model& model_;
-  torch::optim::Optimizer& optimizer_;
-  LossScaler& scaler_;
+  const CheckpointConfig& config_;
+  RunIdentity run_;
+  TrainState state_;
+  Communicator& control_;
   std::string last_written_;
 };
 

@@ -4,16 +4,8 @@
 #include <ATen/autocast_mode.h>
 #include <torch/version.h>
 
-#include "util/error.hpp"
 
 namespace cifar {
-
-Precision parse_precision(const std::string& text) {
-  if (text == "fp32") return Precision::Fp32;
-  if (text == "bf16") return Precision::Bf16;
-  if (text == "fp16") return Precision::Fp16;
-  throw ConfigError("--precision: '" + text + "' is not one of fp32, bf16, fp16");
-}
 
 namespace {
 // LibTorch 2.4 replaced the CUDA-specific autocast switches with per-device ones.

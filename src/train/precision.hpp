@@ -5,13 +5,11 @@
 
 #include <torch/torch.h>
 
-#include <string>
 #include <vector>
 
-namespace cifar {
+#include "config/choices.hpp"
 
-enum class Precision { Fp32, Bf16, Fp16 };
-Precision parse_precision(const std::string& text);
+namespace cifar {
 
 // Enables autocast for CUDA ops of this thread while alive (no-op for fp32).
 class AutocastScope {

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <string>
 
+#include "comm/communicator.hpp"
 #include "util/error.hpp"
 
 namespace cifar {
@@ -35,11 +36,9 @@ void install_preemption_handlers() {
 
 int preemption_signal() { return g_signal.load(); }
 
-int preemption_agreed(MPI_Comm comm) {
-  int local = g_signal.load();
-  int agreed = 0;
-  MPI_CHECK(MPI_Allreduce(&local, &agreed, 1, MPI_INT, MPI_MAX, comm));
-  return agreed;
+int preemption_agreed(Communicator& control) {
+  const auto all = control.all_gather(torch::tensor({static_cast<int64_t>(g_signal.load())}));
+  return static_cast<int>(all.max().item<int64_t>());
 }
 
 const char* signal_name(int signal_number) {

@@ -4,16 +4,17 @@
 //
 // The handler only records the signal in a lock-free atomic (async-signal-
 // safe); the training loop asks preemption_agreed() once per optimiser step,
-// a one-int MPI all-reduce (MAX) over the world, so a signal that reached one
+// a one-integer all-gather over the job's control communicator (MPI, on the
+// host: no GPU synchronisation), so a signal that reached one
 // rank stops all ranks at the same step. Handlers stay installed until the
 // process ends: a second signal (job scripts may forward TERM twice) finds
 // the flag already set and changes nothing, so it cannot kill a rank that is
 // writing or waiting for the checkpoint.
 #pragma once
 
-#include <mpi.h>
-
 namespace cifar {
+
+class Communicator;
 
 // Installs the SIGTERM and SIGUSR1 handlers (SA_RESTART: interrupted system
 // calls resume). Idempotent.
@@ -22,9 +23,9 @@ void install_preemption_handlers();
 // The first signal received since installation (SIGTERM or SIGUSR1), or 0.
 int preemption_signal();
 
-// Collective over `comm`: the highest signal number any rank has received, or
-// 0. Every rank gets the same answer at the same step.
-int preemption_agreed(MPI_Comm comm);
+// Collective over `control` (a host communicator): the highest signal number
+// any rank has received, or 0. Every rank gets the same answer at the same step.
+int preemption_agreed(Communicator& control);
 
 // "SIGTERM", "SIGUSR1", or "signal N".
 const char* signal_name(int signal_number);

@@ -1,4 +1,4 @@
-// Progress lines and step-phase timing.
+// Progress lines (see progress.hpp).
 #include "train/progress.hpp"
 
 #include <algorithm>
@@ -22,38 +22,16 @@ std::string progress_line(int epoch, long batch, long batches, double loss, doub
                    images_per_second, format_duration(eta_seconds).c_str());
 }
 
-const char* StepProfile::name(Phase p) {
-  static const char* names[] = {"data wait",          "forward",   "backward", "waiting for slower ranks",
-                                "comm not overlapped", "optimizer", "other"};
-  return names[p];
-}
-
-void StepProfile::charge(Phase phase) {
-  const auto now = std::chrono::steady_clock::now();
-  seconds_[phase] += std::chrono::duration<double>(now - mark_).count();
-  mark_ = now;
-}
-
-void StepProfile::charge_comm_wait() {
-  wait_starts_.push_back(std::chrono::duration<double>(mark_.time_since_epoch()).count());
-  const double before = seconds_[kCommWait];
-  charge(kCommWait);
-  waits_.push_back(seconds_[kCommWait] - before);
-}
-
-void StepProfile::reset() {
-  seconds_.fill(0.0);
-  wait_starts_.clear();
-  waits_.clear();
-}
-
-double straggler_seconds(const std::vector<double>& starts, const std::vector<double>& waits,
-                         const std::vector<double>& latest_starts) {
-  double total = 0;
-  for (size_t i = 0; i < starts.size() && i < waits.size() && i < latest_starts.size(); ++i) {
-    total += std::clamp(latest_starts[i] - starts[i], 0.0, waits[i]);
-  }
-  return total;
+void ProgressReporter::after_batch(int epoch, long batch, long steps_done, int64_t epoch_images,
+                                   const torch::Tensor& loss) const {
+  if (!printing_ || batch % log_every_ != 0) return;
+  const double elapsed =
+      std::max(1e-9, std::chrono::duration<double>(std::chrono::steady_clock::now() - epoch_start_).count());
+  const double rate = static_cast<double>(epoch_images * world_size_) / elapsed;
+  // Batches since this epoch (or this resumed part of it) started.
+  const double seconds_per_batch = elapsed / static_cast<double>(batch + 1);
+  const double eta = seconds_per_batch * static_cast<double>(plan_.remaining_batches(epoch, batch, steps_done));
+  log::info(progress_line(epoch, batch, plan_.batches_per_epoch, loss.item<double>(), rate, eta));
 }
 
 }  // namespace cifar

@@ -1,11 +1,13 @@
-// Progress and profile bookkeeping for the training loop: the recipe's
-// progress line with throughput and ETA added, and per-phase step timing.
+// Progress for the user: the recipe's progress line with throughput and ETA
+// added, printed by rank 0 every --log-every batches.
 #pragma once
 
-#include <array>
+#include <torch/types.h>
+
 #include <chrono>
 #include <string>
-#include <vector>
+
+#include "train/run_plan.hpp"
 
 namespace cifar {
 
@@ -14,42 +16,24 @@ std::string progress_line(int epoch, long batch, long batches, double loss, doub
                           double eta_seconds);
 std::string format_duration(double seconds);  // "3m12s", "1h02m", "45s"
 
-// Wall time of one epoch split into the phases of a step.
-//
-// The wait in GradientReducer::finish() has two causes: this rank reached it
-// before the slowest rank did (load imbalance, a busy core: the all-reduce
-// cannot complete before every rank has contributed), and the communication
-// itself that backward did not hide. The profile records when each wait began
-// so the two can be told apart once every rank's start times are known
-// (straggler_seconds); charge() never charges kStragglerWait directly.
-class StepProfile {
+class ProgressReporter {
  public:
-  enum Phase { kData = 0, kForward, kBackward, kStragglerWait, kCommWait, kOptimizer, kOther, kNumPhases };
-  static const char* name(Phase p);
+  // `printing`: this rank prints (rank 0); the others only count.
+  ProgressReporter(const RunPlan& plan, int world_size, int log_every, bool printing)
+      : plan_(plan), world_size_(world_size), log_every_(log_every), printing_(printing) {}
 
-  void start_step() { mark_ = std::chrono::steady_clock::now(); }
-  // Charges the time since the last mark to `phase`.
-  void charge(Phase phase);
-  // charge(kCommWait), remembering when the wait began and how long it took.
-  void charge_comm_wait();
-  const std::array<double, kNumPhases>& seconds() const { return seconds_; }
-  // Per optimiser step: steady_clock seconds when the wait began, and its length.
-  const std::vector<double>& wait_starts() const { return wait_starts_; }
-  const std::vector<double>& waits() const { return waits_; }
-  void reset();
+  void start_epoch() { epoch_start_ = std::chrono::steady_clock::now(); }
+  // After batch `batch` (0-based) of `epoch`, with `epoch_images` images
+  // trained by this rank so far in the epoch and `steps_done` optimiser
+  // steps. Reads `loss` (which may live on a GPU) only when a line is due.
+  void after_batch(int epoch, long batch, long steps_done, int64_t epoch_images, const torch::Tensor& loss) const;
 
  private:
-  std::chrono::steady_clock::time_point mark_;
-  std::array<double, kNumPhases> seconds_{};
-  std::vector<double> wait_starts_, waits_;
+  const RunPlan& plan_;
+  int world_size_;
+  int log_every_;
+  bool printing_;
+  std::chrono::steady_clock::time_point epoch_start_;
 };
-
-// The part of this rank's waits spent before the last rank began waiting:
-// sum over steps of min(wait, latest_start - start), at least 0, where
-// latest_starts[i] is the maximum of wait_starts()[i] over all ranks. Only
-// meaningful when the ranks' clocks agree (one host: steady_clock is the
-// system-wide monotonic clock).
-double straggler_seconds(const std::vector<double>& starts, const std::vector<double>& waits,
-                         const std::vector<double>& latest_starts);
 
 }  // namespace cifar

@@ -14,7 +14,7 @@ double cosine(double from, double to, double fraction) {
 
 double learning_rate(const ScheduleOptions& o, long step) {
   const long total = std::max(1L, o.total_steps);
-  if (o.kind == "onecycle") {
+  if (o.kind == ScheduleKind::OneCycle) {
     const long up = o.warmup_steps > 0 ? o.warmup_steps : std::max(1L, static_cast<long>(0.3 * total));
     const double start = o.peak_lr / 25.0;
     if (step < up) return start + (o.peak_lr - start) * static_cast<double>(step) / up;
@@ -23,7 +23,7 @@ double learning_rate(const ScheduleOptions& o, long step) {
   if (o.warmup_steps > 0 && step < o.warmup_steps) {
     return o.peak_lr * static_cast<double>(step + 1) / static_cast<double>(o.warmup_steps);
   }
-  if (o.kind == "cosine") {
+  if (o.kind == ScheduleKind::Cosine) {
     return cosine(o.peak_lr, 0.0, static_cast<double>(step - o.warmup_steps) / std::max(1L, total - o.warmup_steps));
   }
   return o.peak_lr;

@@ -6,12 +6,12 @@
 //              down to peak/1e4.
 #pragma once
 
-#include <string>
+#include "config/choices.hpp"
 
 namespace cifar {
 
 struct ScheduleOptions {
-  std::string kind = "constant";
+  ScheduleKind kind = ScheduleKind::Constant;
   double peak_lr = 1e-3;
   long total_steps = 1;
   long warmup_steps = 0;

@@ -9,7 +9,7 @@
 // gives the recipe's processes (started by torch.multiprocessing, not bound).
 #pragma once
 
-#include "dist/world.hpp"
+#include "mpi/world.hpp"
 
 namespace cifar {
 
@@ -25,9 +25,8 @@ int recipe_blas_thread_count();
 
 // OpenBLAS threads for --blas-threads `option`: itself when positive, the
 // recipe's count for -1, else `intra_op_threads`. Not the recipe's count by
-// default: that is every CPU of the node, and on a rank bound to one core 64
-// BLAS threads cost a third of the step (np 2, 60 steps: 2,258 against
-// 3,352-3,497 images/s with 1, 2 or 16).
+// default: that is every CPU of the node, which oversubscribes a rank bound
+// to few cores.
 int blas_thread_count(int option, int intra_op_threads);
 
 // Sets LibTorch's intra-op pool to `threads` and, when OpenBLAS is the BLAS

@@ -1,27 +1,16 @@
-// The training loop, read top to bottom as a recipe:
-//   place the rank → load and check the data → build the model → wrap its
-//   gradients in a GradientReducer → for each epoch: shard, load batches,
-//   forward, backward (buckets all-reduce as gradients appear), step →
-//   evaluate on the sharded test split → write metrics → save the model.
+// The training program (see trainer.hpp), read top to bottom: set-up in the
+// constructor, then train() → train_epoch() → train_step(), end_epoch(),
+// save_outputs().
 #include "train/trainer.hpp"
 
 #include <unistd.h>
 
-#include "comm/factory.hpp"
-#include "data/batch_loader.hpp"
+#include "comm/agreement.hpp"
+#include "comm/mpi_communicator.hpp"
 #include "data/distributed_sampler.hpp"
-#include "data/hdf5_dataset.hpp"
-#include "dist/agreement.hpp"
-#include "dist/device.hpp"
-#include "model/model.hpp"
-#include "train/checkpoint.hpp"
-#include "train/gradient_reducer.hpp"
-#include "train/metrics.hpp"
 #include "train/model_io.hpp"
-#include "train/precision.hpp"
+#include "train/optimizer.hpp"
 #include "train/preemption.hpp"
-#include "train/progress.hpp"
-#include "train/schedule.hpp"
 #include "train/threads.hpp"
 #include "util/error.hpp"
 #include "util/log.hpp"
@@ -31,8 +20,9 @@
 namespace cifar {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+double seconds_since(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
 
 // An output file's folder must exist (it is created) and be writable before
 // any training time is spent.
@@ -46,330 +36,273 @@ void check_writable(const std::string& option, const std::string& path) {
   }
 }
 
-struct Datasets {
-  Split train;
-  Split test;
-  Normalization normalization;
-};
-
-Datasets load_datasets(const TrainConfig& c, const World& w) {
-  Datasets d;
-  d.train = read_split(c.data, "train");
-  if (c.eval) d.test = read_split(c.data, "test");
-  if (d.train.size() < w.size) {
-    throw ConfigError(strprintf("%s has %lld training samples but the job has %d ranks: every rank needs at least "
-                                "one sample; use fewer ranks",
-                                c.data.c_str(), static_cast<long long>(d.train.size()), w.size));
-  }
-  d.normalization = c.normalize == "dataset" ? Normalization::from_split(d.train.info) : Normalization::recipe();
-  return d;
-}
-
-std::unique_ptr<torch::optim::Optimizer> make_optimizer(const TrainConfig& c, const std::vector<torch::Tensor>& params) {
-  if (c.optimizer == "sgd") {
-    return std::make_unique<torch::optim::SGD>(
-        params, torch::optim::SGDOptions(c.lr).momentum(c.momentum).nesterov(c.nesterov).weight_decay(c.weight_decay));
-  }
-  return std::make_unique<torch::optim::Adam>(params, torch::optim::AdamOptions(c.lr).weight_decay(c.weight_decay));
-}
-
-void set_learning_rate(torch::optim::Optimizer& optimizer, double lr) {
-  for (auto& group : optimizer.param_groups()) group.options().set_lr(lr);
-}
-
-struct Evaluation {
-  double loss = 0;
-  double accuracy = 0;
-};
-
-// Each rank scores its stride of the test split (no padding, so no sample
-// counts twice); correct counts and loss sums are all-reduced.
-Evaluation evaluate(Model& model, const Split& test, const Normalization& norm, Communicator& comm,
-                    torch::Device device, torch::MemoryFormat format) {
-  torch::NoGradGuard no_grad;
-  model.eval();
-  std::vector<int64_t> shard;
-  for (int64_t i = comm.rank(); i < test.size(); i += comm.size()) shard.push_back(i);
-  LoaderOptions opts;
-  opts.normalization = norm;
-  opts.prefetch_depth = 1;
-  opts.memory_format = format;
-  BatchLoader loader(test, shard, 1000, opts, device);
-  auto totals = torch::zeros({3}, torch::TensorOptions().dtype(torch::kFloat64).device(device));
-  while (auto batch = loader.next()) {
-    auto logits = model.forward(batch->images).to(torch::kFloat32);
-    totals[0] += torch::nn::functional::cross_entropy(
-        logits, batch->labels, torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kSum));
-    totals[1] += (logits.argmax(1) == batch->labels).sum();
-    totals[2] += batch->labels.size(0);
-  }
-  comm.all_reduce(totals, ReduceOp::Sum);
-  const auto t = totals.cpu();
-  const double n = std::max(1.0, t[2].item<double>());
-  model.train();
-  return {t[0].item<double>() / n, t[1].item<double>() / n};
-}
-
-// This rank's gradient waits that were spent waiting for slower ranks: needs
-// every rank's wait start times, so it is collective (all ranks call it).
-double straggling_seconds(const StepProfile& profile, Communicator& comm, torch::Device device) {
-  const auto& starts = profile.wait_starts();
-  const auto counts = comm.all_gather(torch::tensor({static_cast<int64_t>(starts.size())}).to(device)).cpu();
-  if (starts.empty() || !(counts == counts[0]).all().item<bool>()) return 0.0;  // same answer on every rank
-  const auto all = comm.all_gather(torch::tensor(starts, torch::TensorOptions().dtype(torch::kFloat64)).to(device));
-  const auto latest = std::get<0>(all.cpu().max(0)).contiguous();
-  const double* p = latest.data_ptr<double>();
-  return straggler_seconds(starts, profile.waits(), std::vector<double>(p, p + latest.numel()));
-}
-
-// Per-epoch shares of the step phases, summed over ranks. On one host the
-// gradient wait is split into waiting for slower ranks and communication that
-// backward did not hide; across hosts the clocks are not comparable, so the
-// wait is reported whole.
-void print_profile(const StepProfile& profile, Communicator& comm, torch::Device device, int epoch, bool one_host) {
-  std::vector<double> mine(profile.seconds().begin(), profile.seconds().end());
-  if (one_host) {
-    const double straggling = straggling_seconds(profile, comm, device);
-    mine[StepProfile::kStragglerWait] += straggling;
-    mine[StepProfile::kCommWait] -= straggling;
-  }
-  auto secs = torch::tensor(mine, torch::TensorOptions().dtype(torch::kFloat64)).to(device);
-  comm.all_reduce(secs, ReduceOp::Sum);
-  secs = secs.cpu();
-  const double total = std::max(1e-9, secs.sum().item<double>());
-  std::string line = strprintf("Profile epoch %d (sum over %d ranks, %.1f s):", epoch, comm.size(), total);
-  for (int p = 0; p < StepProfile::kNumPhases; ++p) {
-    const auto phase = static_cast<StepProfile::Phase>(p);
-    if (!one_host && phase == StepProfile::kStragglerWait) continue;
-    const char* name = !one_host && phase == StepProfile::kCommWait ? "comm wait (incl. slower ranks)"
-                                                                     : StepProfile::name(phase);
-    line += strprintf("%s %s %.1f%%", p == 0 ? "" : ",", name, 100.0 * secs[p].item<double>() / total);
-  }
-  log::info(line);
+std::chrono::milliseconds comm_timeout(const CommConfig& c) {
+  return std::chrono::milliseconds(static_cast<long>(c.timeout_seconds * 1000));
 }
 
 }  // namespace
 
-int run_training(const MpiEnvironment& env, const TrainConfig& c) {
-  const World& world = env.world();
+// ---- Set-up ---------------------------------------------------------------
 
-  // 1. Placement, threads and outputs: all decided before any data is read.
-  Placement placement;
-  Precision precision = Precision::Fp32;
+Trainer::Trainer(const MpiEnvironment& env, const TrainConfig& config)
+    : config_(config),
+      world_(env.world()),
+      scaler_(config.training.precision == Precision::Fp16),
+      profile_(config.runtime.profile, torch::kCPU),
+      metrics_(config.output.metrics) {
+  check_placement_and_outputs(env);
+  configure_process();
+  load_data(env);
+  build_model();
+  build_communication(env);
+  resume();
+}
+
+Trainer::~Trainer() = default;
+
+// Placement and outputs are decided before any data is read.
+void Trainer::check_placement_and_outputs(const MpiEnvironment& env) {
   agree_on_startup(env.comm(), [&] {
-    placement = place_rank(world, parse_backend(c.backend), parse_device(c.device));
-    precision = parse_precision(c.precision);
-    if (precision != Precision::Fp32 && !placement.device.is_cuda()) {
-      throw ConfigError("--precision " + c.precision + " needs a GPU (--device cuda); CPUs train in fp32");
+    placement_ = place_rank(world_, config_.comm.backend, config_.runtime.device);
+    if (config_.training.precision != Precision::Fp32 && !placement_.device.is_cuda()) {
+      throw ConfigError(std::string("--precision ") + to_string(config_.training.precision) +
+                        " needs a GPU (--device cuda); CPUs train in fp32");
     }
-    make_model(c.model);  // validates the name
-    if (world.rank == 0) {
-      check_writable("output", c.output);
-      check_writable("metrics", c.metrics);
+    if (world_.rank == 0) {
+      check_writable("output", config_.output.model);
+      check_writable("metrics", config_.output.metrics);
     }
   });
-  const torch::Device device = placement.device;
-  const int threads = c.threads > 0 ? c.threads : automatic_thread_count(world);
-  const int blas_threads = blas_thread_count(c.blas_threads, threads);
-  apply_thread_count(threads, blas_threads);
-  if (c.retain_memory) retain_freed_memory();
-  if (device.is_cuda()) {
+  profile_ = StepProfile(config_.runtime.profile, placement_.device);
+}
+
+// Threads, memory policy, cuDNN and signal handlers: process-wide settings.
+void Trainer::configure_process() const {
+  const RuntimeConfig& r = config_.runtime;
+  const int threads = r.threads > 0 ? r.threads : automatic_thread_count(world_);
+  apply_thread_count(threads, blas_thread_count(r.blas_threads, threads));
+  if (r.retain_memory) retain_freed_memory();
+  if (placement_.device.is_cuda()) {
     // Autotuning picks the fastest kernels, which may differ from run to run
     // and sum in a different order; --deterministic trades it for repeatability.
-    at::globalContext().setBenchmarkCuDNN(!c.deterministic);
-    at::globalContext().setDeterministicCuDNN(c.deterministic);
+    at::globalContext().setBenchmarkCuDNN(!r.deterministic);
+    at::globalContext().setDeterministicCuDNN(r.deterministic);
   }
-  if (!c.checkpoint_dir.empty()) install_preemption_handlers();  // before any long start-up work
+  if (config_.checkpoint.enabled()) install_preemption_handlers();  // before any long start-up work
+}
 
-  // 2. Data: every rank reads and validates the file; any failure stops all.
-  Datasets data;
-  agree_on_startup(env.comm(), [&] { data = load_datasets(c, world); });
-  if (device.is_cuda() && c.data_on_device) {
+// Every rank reads and validates the data; any failure stops all.
+void Trainer::load_data(const MpiEnvironment& env) {
+  agree_on_startup(env.comm(), [&] {
+    data_ = load_dataset(config_.data, config_.training.eval);
+    if (data_.train.size() < world_.size) {
+      throw ConfigError(strprintf("%s has %lld training samples but the job has %d ranks: every rank needs at least "
+                                  "one sample; use fewer ranks",
+                                  config_.data.path.c_str(), static_cast<long long>(data_.train.size()), world_.size));
+    }
+  });
+  if (placement_.device.is_cuda() && config_.data.on_device) {
     // ~150 MB of uint8 for CIFAR-10: batches are then built on the GPU.
-    data.train.images = data.train.images.to(device);
-    if (data.test.size() > 0) data.test.images = data.test.images.to(device);
+    data_.train.images = data_.train.images.to(placement_.device);
+    if (data_.test.size() > 0) data_.test.images = data_.test.images.to(placement_.device);
   }
+  plan_ = make_run_plan(data_.train.size(), world_.size, config_.training, config_.data.drop_last,
+                        config_.optim.warmup_epochs);
+  schedule_ = ScheduleOptions{config_.optim.schedule, config_.optim.lr, plan_.total_steps, plan_.warmup_steps};
+  progress_ = std::make_unique<ProgressReporter>(plan_, world_.size, config_.output.log_every, world_.rank == 0);
+}
 
-  // 3. Model, communicator, reducer, optimiser.
-  torch::manual_seed(static_cast<uint64_t>(c.seed));
-  std::shared_ptr<Model> model = make_model(c.model);
-  model->to(device);
-  // Weights and batches (made by the loader) in one layout.
-  const auto format = c.channels_last ? torch::MemoryFormat::ChannelsLast : torch::MemoryFormat::Contiguous;
-  if (c.channels_last) set_memory_format(*model, format);
-  auto comm = make_communicator(env.comm(), placement,
-                                std::chrono::milliseconds(static_cast<long>(c.comm_timeout * 1000)));
-  const auto params = model->parameters();
-  GradientReducer reducer(params, model->buffers(), *comm,
-                          BucketOptions{static_cast<size_t>(c.first_bucket_mb * (1 << 20)),
-                                        static_cast<size_t>(c.bucket_mb * (1 << 20))});
-  auto optimizer = make_optimizer(c, params);
-  LossScaler scaler(precision == Precision::Fp16);
-  Checkpointer checkpoints(c, env.comm(), world, *comm, device, data.train.size(), *model, *optimizer, scaler);
-  const std::optional<Checkpoint> resumed = checkpoints.resume();
-  const TrainingPosition start = resumed ? resumed->position : TrainingPosition{};
-
-  const int64_t per_rank = samples_per_rank(data.train.size(), world.size, c.drop_last);
-  const long batches_per_epoch = static_cast<long>(
-      c.drop_last ? per_rank / c.batch_size : (per_rank + c.batch_size - 1) / c.batch_size);
-  const long steps_per_epoch = (batches_per_epoch + c.accumulate - 1) / c.accumulate;
-  long total_steps = steps_per_epoch * c.epochs;
-  if (c.max_steps > 0) total_steps = std::min(total_steps, c.max_steps);
-  ScheduleOptions schedule{c.schedule, c.lr, total_steps,
-                           static_cast<long>(c.warmup_epochs * static_cast<double>(steps_per_epoch))};
-
-  if (world.rank == 0) {
-    log::info(strprintf("cifar_mpi: %d rank(s) on %d node(s), backend %s, device %s, %d thread(s) per rank (BLAS %d)",
-                        world.size, world.num_nodes, comm->name().c_str(), device.str().c_str(), threads,
-                        blas_threads));
-    log::info(strprintf("data %s: %lld train / %lld test images; %ld batches of %d per rank per epoch; %zu gradient "
-                        "bucket(s)",
-                        c.data.c_str(), static_cast<long long>(data.train.size()),
-                        static_cast<long long>(data.test.size()), batches_per_epoch, c.batch_size,
-                        reducer.num_buckets()));
-    log::info("configuration:");
-    for (const auto& line : c.describe()) log::info(line);
+// The same seed on every rank gives the same initial weights; the reducer
+// broadcasts rank 0's anyway and checks every rank's shapes.
+void Trainer::build_model() {
+  torch::manual_seed(static_cast<uint64_t>(config_.training.seed));
+  model_ = make_model(config_.model.name);
+  model_->to(placement_.device);
+  if (config_.model.channels_last) {
+    format_ = torch::MemoryFormat::ChannelsLast;  // weights here, batches in the loader
+    set_memory_format(*model_, format_);
   }
+  parameters_ = model_->parameters();
+  optimizer_ = make_optimizer(config_.optim, parameters_);
+}
 
-  // 4. Epochs.
-  MetricsLog metrics(c.metrics);
-  if (resumed && world.rank == 0) metrics.load_existing(start.epoch);
-  StepProfile profile;
-  long step = start.step;
-  int preempted_by = 0;
-  double train_seconds = 0;
-  int64_t images_trained = 0;
-  Evaluation last_eval;
-  const auto run_start = Clock::now();
-  model->train();
-  for (int epoch = start.epoch; epoch < c.epochs && (c.max_steps == 0 || step < c.max_steps); ++epoch) {
-    const auto epoch_start = Clock::now();
-    SamplerOptions sampler{data.train.size(), world.size, world.rank, static_cast<uint64_t>(c.shuffle_seed),
-                           epoch, c.shuffle, c.drop_last};
-    LoaderOptions lopts;
-    lopts.normalization = data.normalization;
-    lopts.augment = c.augment;
-    lopts.seed = static_cast<uint64_t>(c.seed);
-    lopts.rank = world.rank;
-    lopts.epoch = epoch;
-    lopts.drop_last = c.drop_last;
-    lopts.prefetch_depth = c.loader_threads > 0 ? 2 : 0;
-    lopts.memory_format = format;
-    lopts.start_batch = epoch == start.epoch ? start.batch_in_epoch : 0;
-    BatchLoader loader(data.train, distributed_sampler_indices(sampler), c.batch_size, lopts, device);
+void Trainer::build_communication(const MpiEnvironment& env) {
+  control_ = std::make_unique<MpiCommunicator>(env.comm(), comm_timeout(config_.comm));
+  comm_ = make_communicator(env.comm(), placement_, comm_timeout(config_.comm));
+  const BucketOptions buckets{static_cast<size_t>(config_.comm.first_bucket_mb * (1 << 20)),
+                              static_cast<size_t>(config_.comm.bucket_mb * (1 << 20))};
+  reducer_ = std::make_unique<GradientReducer>(parameters_, model_->buffers(), *comm_, buckets);
+  checkpoints_ = std::make_unique<Checkpointer>(config_.checkpoint,
+                                                run_identity(config_, world_.size, data_.train.size()),
+                                                TrainState{*model_, *optimizer_, scaler_, placement_.device}, *control_);
+}
 
-    auto loss_sum = torch::zeros({2}, torch::TensorOptions().dtype(torch::kFloat64).device(device));
-    if (resumed && epoch == start.epoch && world.rank == 0) {  // the checkpoint's sums are over all ranks
-      loss_sum[0] = resumed->epoch_loss_sum;
-      loss_sum[1] = resumed->epoch_loss_count;
-    }
-    int64_t epoch_images = 0;
-    profile.reset();
-    profile.start_step();
-    long batch_index = lopts.start_batch;
-    while (auto batch = loader.next()) {
-      const int micro = static_cast<int>(batch_index % c.accumulate);
-      const bool last_micro = micro == c.accumulate - 1 || batch_index + 1 == batches_per_epoch;
-      if (micro == 0) {
-        optimizer->zero_grad();
-        set_learning_rate(*optimizer, learning_rate(schedule, step));
-      }
-      const auto& x = batch->images;  // already in the model's memory format (lopts.memory_format)
-      profile.charge(StepProfile::kData);
+void Trainer::resume() {
+  const std::optional<Checkpoint> checkpoint = checkpoints_->resume();
+  if (!checkpoint) return;
+  position_ = checkpoint->position;
+  resumed_loss_ = std::array<double, 2>{checkpoint->epoch_loss_sum, checkpoint->epoch_loss_count};
+  if (world_.rank == 0) metrics_.load_existing(position_.epoch);
+}
 
-      reducer.broadcast_buffers();
-      reducer.prepare_for_backward(last_micro, step);
-      torch::Tensor loss;
-      {
-        AutocastScope autocast(precision);
-        auto logits = model->forward(x);
-        loss = torch::nn::functional::cross_entropy(
-            logits.to(torch::kFloat32), batch->labels,
-            torch::nn::functional::CrossEntropyFuncOptions().label_smoothing(c.label_smoothing));
-      }
-      if (c.profile && device.is_cuda()) torch::cuda::synchronize();
-      profile.charge(StepProfile::kForward);
-      scaler.scale(loss / c.accumulate).backward();
-      if (c.profile && device.is_cuda()) torch::cuda::synchronize();
-      profile.charge(StepProfile::kBackward);
+void Trainer::announce() const {
+  if (world_.rank != 0) return;
+  log::info(strprintf("cifar_mpi: %d rank(s) on %d node(s), backend %s, device %s, %d thread(s) per rank (BLAS %d)",
+                      world_.size, world_.num_nodes, comm_->name().c_str(), placement_.device.str().c_str(),
+                      at::get_num_threads(), blas_thread_count(config_.runtime.blas_threads, at::get_num_threads())));
+  log::info(strprintf("data %s: %lld train / %lld test images; %ld batches of %d per rank per epoch; %zu gradient "
+                      "bucket(s)",
+                      config_.data.path.c_str(), static_cast<long long>(data_.train.size()),
+                      static_cast<long long>(data_.test.size()), plan_.batches_per_epoch,
+                      config_.training.batch_size, reducer_->num_buckets()));
+  log::info("configuration:");
+  for (const auto& line : config_.describe()) log::info(line);
+}
 
-      if (last_micro) {
-        reducer.finish();
-        if (c.profile && device.is_cuda()) torch::cuda::synchronize();
-        profile.charge_comm_wait();
-        if (scaler.unscale_and_check(params)) optimizer->step();
-        ++step;
-        if (c.profile && device.is_cuda()) torch::cuda::synchronize();
-        profile.charge(StepProfile::kOptimizer);
-      }
-      const int64_t n = batch->labels.size(0);
-      {
-        torch::NoGradGuard no_grad;
-        loss_sum[0] += loss.detach().to(torch::kFloat64) * n;
-        loss_sum[1] += n;
-      }
-      epoch_images += n;
-      if (batch_index % c.log_every == 0 && world.rank == 0) {
-        const double elapsed = seconds_since(epoch_start);
-        const double rate = static_cast<double>(epoch_images * world.size) / std::max(elapsed, 1e-9);
-        const double batch_seconds = elapsed / static_cast<double>(batch_index + 1);
-        const long remaining = (batches_per_epoch - batch_index - 1) +
-                               batches_per_epoch * static_cast<long>(c.epochs - epoch - 1);
-        const long remaining_by_steps =
-            c.max_steps > 0 ? (c.max_steps - step) * c.accumulate : remaining;
-        log::info(progress_line(epoch, batch_index, batches_per_epoch, loss.item<double>(), rate,
-                                batch_seconds * static_cast<double>(std::min(remaining, remaining_by_steps))));
-      }
-      profile.charge(StepProfile::kOther);
-      ++batch_index;
-      if (last_micro) {
-        preempted_by = checkpoints.at_step_boundary({epoch, batch_index, step}, loss_sum);
-        if (preempted_by) break;
-      }
-      if (c.max_steps > 0 && step >= c.max_steps && last_micro) break;
-    }
-    if (preempted_by) break;
-    comm->all_reduce(loss_sum, ReduceOp::Sum);
-    const double epoch_seconds = seconds_since(epoch_start);
-    train_seconds += epoch_seconds;
-    images_trained += epoch_images * world.size;
-    if (c.profile) print_profile(profile, *comm, device, epoch, world.num_nodes == 1);
+// ---- The run --------------------------------------------------------------
 
-    if (c.eval) last_eval = evaluate(*model, data.test, data.normalization, *comm, device, format);
-    EpochMetrics row;
-    const auto ls = loss_sum.cpu();
-    row.epoch = epoch;
-    row.steps = step;
-    row.train_loss = ls[0].item<double>() / std::max(1.0, ls[1].item<double>());
-    row.test_loss = last_eval.loss;
-    row.test_accuracy = last_eval.accuracy;
-    row.lr = learning_rate(schedule, std::max(0L, step - 1));
-    row.images_per_second = static_cast<double>(epoch_images * world.size) / std::max(epoch_seconds, 1e-9);
-    row.epoch_seconds = epoch_seconds;
-    row.world_size = world.size;
-    if (world.rank == 0) {
-      log::info(strprintf("Epoch %d done: train loss %.4f, test loss %.4f, test accuracy %.4f, %.0f img/s, %.1f s",
-                          epoch, row.train_loss, row.test_loss, row.test_accuracy, row.images_per_second,
-                          epoch_seconds));
-      if (!c.metrics.empty()) metrics.append(row);
-    }
-    const bool last = epoch + 1 == c.epochs || (c.max_steps > 0 && step >= c.max_steps);
-    checkpoints.at_epoch_end(batch_index < batches_per_epoch ? TrainingPosition{epoch, batch_index, step}
-                                                             : TrainingPosition{epoch + 1, 0, step},
-                             loss_sum, last);
+int Trainer::train() {
+  announce();
+  run_start_ = Clock::now();
+  model_->train();
+  while (position_.epoch < plan_.epochs && !plan_.finished(position_.step)) {
+    if (!train_epoch()) return kExitPreempted;  // every rank: the checkpoint is complete
+    end_epoch();
   }
-  if (preempted_by) return kExitPreempted;  // every rank: the checkpoint is complete (at_step_boundary waited)
-
-  // 5. Outputs.
-  if (world.rank == 0) {
-    save_state_dict(*model, c.output);
-    log::info(strprintf("saved %s; total wall time %s", c.output.c_str(),
-                        format_duration(seconds_since(run_start)).c_str()));
-    log::info(strprintf("RESULT train_seconds=%.2f images_per_second=%.1f test_accuracy=%.4f", train_seconds,
-                        static_cast<double>(images_trained) / std::max(train_seconds, 1e-9), last_eval.accuracy));
-  }
-  comm->barrier();
+  save_outputs();
+  comm_->barrier();
   return kExitOk;
+}
+
+BatchLoader Trainer::make_loader() const {
+  const DataConfig& d = config_.data;
+  const SamplerOptions sampler{data_.train.size(), world_.size,       world_.rank, static_cast<uint64_t>(d.shuffle_seed),
+                               position_.epoch,    d.shuffle,          d.drop_last};
+  LoaderOptions o;
+  o.normalization = data_.normalization;
+  o.augment = d.augment;
+  o.seed = static_cast<uint64_t>(config_.training.seed);
+  o.rank = world_.rank;
+  o.epoch = position_.epoch;
+  o.drop_last = d.drop_last;
+  o.prefetch_depth = static_cast<size_t>(d.prefetch_batches);
+  o.memory_format = format_;
+  o.start_batch = position_.batch_in_epoch;  // not 0 when resuming mid-epoch
+  return BatchLoader(data_.train, distributed_sampler_indices(sampler), config_.training.batch_size, o,
+                     placement_.device);
+}
+
+bool Trainer::train_epoch() {
+  epoch_ = EpochState{position_.epoch, Clock::now(),
+                      torch::zeros({2}, torch::TensorOptions().dtype(torch::kFloat64).device(placement_.device)), 0};
+  if (resumed_loss_ && world_.rank == 0) {  // the checkpoint's sums are over all ranks
+    epoch_.loss_sum[0] = (*resumed_loss_)[0];
+    epoch_.loss_sum[1] = (*resumed_loss_)[1];
+  }
+  resumed_loss_.reset();
+  progress_->start_epoch();
+  profile_.start_epoch();
+  BatchLoader loader = make_loader();
+  while (auto batch = loader.next()) {
+    profile_.end(StepProfile::kData);
+    const bool ends_step = plan_.ends_step(position_.batch_in_epoch);
+    record_batch(train_step(*batch, ends_step), batch->labels.size(0));
+    ++position_.batch_in_epoch;
+    if (!ends_step) continue;
+    if (checkpoints_->at_step_boundary(position_, epoch_.loss_sum) != 0) return false;
+    if (plan_.finished(position_.step)) break;
+  }
+  return true;
+}
+
+// One batch: forward and backward; at the end of an optimiser step (every
+// --accumulate batches) also the averaged gradients and the update.
+torch::Tensor Trainer::train_step(const Batch& batch, bool ends_step) {
+  if (plan_.starts_step(position_.batch_in_epoch)) {
+    optimizer_->zero_grad();
+    set_learning_rate(*optimizer_, learning_rate(schedule_, position_.step));
+  }
+  reducer_->broadcast_buffers();
+  reducer_->prepare_for_backward(ends_step, position_.step);
+  const torch::Tensor loss = forward_loss(batch);
+  profile_.end(StepProfile::kForward);
+  scaler_.scale(loss / config_.training.accumulate).backward();
+  profile_.end(StepProfile::kBackward);
+  if (ends_step) apply_update();
+  return loss;
+}
+
+torch::Tensor Trainer::forward_loss(const Batch& batch) {
+  AutocastScope autocast(config_.training.precision);
+  const auto logits = model_->forward(batch.images);  // already in the model's memory format
+  return torch::nn::functional::cross_entropy(
+      logits.to(torch::kFloat32), batch.labels,
+      torch::nn::functional::CrossEntropyFuncOptions().label_smoothing(config_.training.label_smoothing));
+}
+
+void Trainer::apply_update() {
+  reducer_->finish();
+  profile_.end_comm_wait();
+  if (scaler_.unscale_and_check(parameters_)) optimizer_->step();
+  ++position_.step;
+  profile_.end(StepProfile::kOptimizer);
+}
+
+// Loss sums stay on the device (no host synchronisation); the progress line
+// reads the loss only when one is due.
+void Trainer::record_batch(const torch::Tensor& loss, int64_t batch_size) {
+  {
+    torch::NoGradGuard no_grad;
+    epoch_.loss_sum[0] += loss.detach().to(torch::kFloat64) * batch_size;
+    epoch_.loss_sum[1] += batch_size;
+  }
+  epoch_.images += batch_size;
+  progress_->after_batch(position_.epoch, position_.batch_in_epoch, position_.step, epoch_.images, loss);
+  profile_.end(StepProfile::kOther);
+}
+
+void Trainer::end_epoch() {
+  comm_->all_reduce(epoch_.loss_sum, ReduceOp::Sum);
+  const double seconds = seconds_since(epoch_.start);
+  train_seconds_ += seconds;
+  images_trained_ += epoch_.images * world_.size;
+  if (config_.runtime.profile) profile_.report(*comm_, epoch_.epoch, world_.num_nodes == 1);
+  if (config_.training.eval)
+    last_eval_ = evaluate(*model_, data_.test, data_.normalization, *comm_, placement_.device, format_);
+  const EpochMetrics row = epoch_metrics(seconds);
+  if (world_.rank == 0) {
+    log::info(strprintf("Epoch %d done: train loss %.4f, test loss %.4f, test accuracy %.4f, %.0f img/s, %.1f s",
+                        row.epoch, row.train_loss, row.test_loss, row.test_accuracy, row.images_per_second, seconds));
+    if (!config_.output.metrics.empty()) metrics_.append(row);
+  }
+  // A run stopped by --max-steps mid-epoch continues in this epoch.
+  if (position_.batch_in_epoch >= plan_.batches_per_epoch) position_ = {position_.epoch + 1, 0, position_.step};
+  const bool last = position_.epoch == plan_.epochs || plan_.finished(position_.step);
+  checkpoints_->at_epoch_end(position_, epoch_.loss_sum, last);
+}
+
+EpochMetrics Trainer::epoch_metrics(double epoch_seconds) const {
+  const auto loss = epoch_.loss_sum.cpu();
+  EpochMetrics row;
+  row.epoch = epoch_.epoch;
+  row.steps = position_.step;
+  row.train_loss = loss[0].item<double>() / std::max(1.0, loss[1].item<double>());
+  row.test_loss = last_eval_.loss;
+  row.test_accuracy = last_eval_.accuracy;
+  row.lr = learning_rate(schedule_, std::max(0L, position_.step - 1));
+  row.images_per_second = static_cast<double>(epoch_.images * world_.size) / std::max(epoch_seconds, 1e-9);
+  row.epoch_seconds = epoch_seconds;
+  row.world_size = world_.size;
+  return row;
+}
+
+void Trainer::save_outputs() const {
+  if (world_.rank != 0) return;
+  save_state_dict(*model_, config_.output.model);
+  log::info(strprintf("saved %s; total wall time %s", config_.output.model.c_str(),
+                      format_duration(seconds_since(run_start_)).c_str()));
+  log::info(strprintf("RESULT train_seconds=%.2f images_per_second=%.1f test_accuracy=%.4f", train_seconds_,
+                      static_cast<double>(images_trained_) / std::max(train_seconds_, 1e-9), last_eval_.accuracy));
 }
 
 }  // namespace cifar

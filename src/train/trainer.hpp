@@ -1,15 +1,118 @@
-// The training program: from a validated TrainConfig and a running MPI
-// world to a trained model file, metrics and a printed test accuracy — the
-// C++ counterpart of the reference recipe's worker().
+// Trainer: the C++ counterpart of the reference recipe's worker(). Built once
+// from the configuration and the MPI world — every check, placement and
+// allocation happens in the constructor, before the first step — then
+// train() runs the plan:
+//
+//   train()          epochs until the plan is done (or a preemption signal)
+//     train_epoch()  one pass over this rank's shard: train_step() per batch,
+//                    a checkpoint decision at every optimiser-step boundary
+//       train_step() forward, backward (gradient buckets all-reduce while
+//                    backward runs), and at the end of an optimiser step the
+//                    wait for the averaged gradients and the update
+//     end_epoch()    loss over all ranks, evaluation, metrics, checkpoint
+//   then the model file and the RESULT line.
+//
+// Progress lines, the step profile, metrics and checkpoints are attached at
+// those points only.
 #pragma once
 
+#include <torch/torch.h>
+
+#include <array>
+#include <chrono>
+#include <memory>
+#include <optional>
+
+#include "comm/backends.hpp"
+#include "comm/communicator.hpp"
 #include "config/train_config.hpp"
-#include "dist/mpi_env.hpp"
+#include "data/batch_loader.hpp"
+#include "data/dataset.hpp"
+#include "model/model.hpp"
+#include "mpi/mpi_env.hpp"
+#include "train/checkpoint.hpp"
+#include "train/evaluation.hpp"
+#include "train/gradient_reducer.hpp"
+#include "train/metrics.hpp"
+#include "train/precision.hpp"
+#include "train/profile.hpp"
+#include "train/progress.hpp"
+#include "train/run_plan.hpp"
+#include "train/schedule.hpp"
 
 namespace cifar {
 
-// Returns the process exit code (kExitOk, or kExitPreempted after a
-// checkpoint on SIGTERM/SIGUSR1). Throws on failure (main reports it).
-int run_training(const MpiEnvironment& env, const TrainConfig& config);
+class Trainer {
+ public:
+  // Collective. Start-up failures (configuration, placement, data, outputs,
+  // a checkpoint that does not fit) stop every rank with one message.
+  Trainer(const MpiEnvironment& env, const TrainConfig& config);
+  ~Trainer();
+  Trainer(const Trainer&) = delete;
+  Trainer& operator=(const Trainer&) = delete;
+
+  // Collective. Returns kExitOk, or kExitPreempted after a checkpoint on
+  // SIGTERM/SIGUSR1. Throws on failure (run_mpi_main reports it).
+  int train();
+
+ private:
+  using Clock = std::chrono::steady_clock;
+
+  // The epoch in progress.
+  struct EpochState {
+    int epoch = 0;
+    Clock::time_point start;
+    torch::Tensor loss_sum;  // float64 [sum of losses * batch size, samples] on the device
+    int64_t images = 0;      // trained by this rank
+  };
+
+  // Set-up, in the constructor's order.
+  void check_placement_and_outputs(const MpiEnvironment& env);
+  void configure_process() const;
+  void load_data(const MpiEnvironment& env);
+  void build_model();
+  void build_communication(const MpiEnvironment& env);
+  void resume();
+  void announce() const;
+
+  // The run.
+  bool train_epoch();  // false when preempted (the checkpoint is written)
+  torch::Tensor train_step(const Batch& batch, bool ends_step);
+  torch::Tensor forward_loss(const Batch& batch);
+  void apply_update();
+  void record_batch(const torch::Tensor& loss, int64_t batch_size);
+  void end_epoch();
+  EpochMetrics epoch_metrics(double epoch_seconds) const;
+  void save_outputs() const;
+
+  BatchLoader make_loader() const;
+
+  const TrainConfig& config_;
+  const World& world_;
+  Placement placement_;
+  torch::MemoryFormat format_ = torch::MemoryFormat::Contiguous;
+  Dataset data_;
+  RunPlan plan_;
+  ScheduleOptions schedule_;
+  std::shared_ptr<Model> model_;
+  std::vector<torch::Tensor> parameters_;
+  std::unique_ptr<Communicator> control_;  // host MPI: agreement, preemption and checkpoint decisions
+  std::unique_ptr<Communicator> comm_;     // the placement's backend: gradients, evaluation, loss sums
+  std::unique_ptr<GradientReducer> reducer_;
+  std::unique_ptr<torch::optim::Optimizer> optimizer_;
+  LossScaler scaler_;
+  std::unique_ptr<Checkpointer> checkpoints_;
+  std::optional<std::array<double, 2>> resumed_loss_;  // the resumed epoch's loss sums, over all ranks
+  StepProfile profile_;
+  std::unique_ptr<ProgressReporter> progress_;
+  MetricsLog metrics_;
+
+  TrainingPosition position_;  // epoch, batches done in it, optimiser steps done
+  EpochState epoch_;
+  Evaluation last_eval_;
+  double train_seconds_ = 0;
+  int64_t images_trained_ = 0;  // all ranks
+  Clock::time_point run_start_;
+};
 
 }  // namespace cifar

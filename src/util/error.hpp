@@ -1,7 +1,8 @@
 // Error types and check macros. Every failure the program can meet becomes one
 // typed exception carrying a complete, user-facing message: where it happened
 // (file:line, rank, host), what failed (the call), and the library's own text.
-// Only main() catches; it logs once and ends the whole job (see app/main.cpp).
+// Only run_mpi_main (mpi/mpi_main.hpp) catches: it logs once and ends the
+// whole job.
 #pragma once
 
 #include <stdexcept>

@@ -5,7 +5,7 @@
 
 #include "comm/mpi_communicator.hpp"
 #include "comm/nccl_communicator.hpp"
-#include "dist/cuda_runtime.hpp"
+#include "gpu/cuda_runtime.hpp"
 #include "support/mpi_test_env.hpp"
 #include "util/error.hpp"
 
@@ -97,8 +97,7 @@ TEST(Barrier, Completes) { comm().barrier(); }
 TEST(Timeout, StalledCollectiveIsReported) {
   if (comm().size() < 2) GTEST_SKIP() << "needs two ranks: one stalls while the other waits";
   // Rank 0 starts an all-reduce the others join only after its timeout.
-  MpiCommunicator c(test::env().comm());
-  c.set_timeout(std::chrono::milliseconds(300));
+  MpiCommunicator c(test::env().comm(), std::chrono::milliseconds(300));
   torch::Tensor t = torch::ones({8});
   if (comm().rank() == 0) {
     auto work = c.all_reduce_async(t, ReduceOp::Sum, "step 7 bucket 2");

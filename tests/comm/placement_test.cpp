@@ -1,7 +1,7 @@
 // Device and backend choice, a pure function: checked for machines we do not have.
 #include <gtest/gtest.h>
 
-#include "dist/device.hpp"
+#include "comm/backends.hpp"
 #include "util/error.hpp"
 
 namespace cifar {
@@ -27,20 +27,20 @@ Machine gpus(int n) {
 }
 
 TEST(Placement, AutoPicksNcclOnLocalRankGpu) {
-  const Placement p = choose_placement(node_of(3, 8), Backend::Auto, DeviceRequest::Auto, gpus(8));
-  EXPECT_EQ(p.backend, Backend::Nccl);
+  const Placement p = choose_placement(node_of(3, 8), "auto", DeviceRequest::Auto, gpus(8));
+  EXPECT_EQ(p.backend, "nccl");
   EXPECT_EQ(p.device, torch::Device(torch::kCUDA, 3));
 }
 
 TEST(Placement, AutoFallsBackToMpiOnCpu) {
-  const Placement p = choose_placement(node_of(1, 2), Backend::Auto, DeviceRequest::Auto, gpus(0));
-  EXPECT_EQ(p.backend, Backend::Mpi);
+  const Placement p = choose_placement(node_of(1, 2), "auto", DeviceRequest::Auto, gpus(0));
+  EXPECT_EQ(p.backend, "mpi");
   EXPECT_TRUE(p.device.is_cpu());
 }
 
 TEST(Placement, NcclWithoutGpuSuggestsMpi) {
   try {
-    choose_placement(node_of(0, 2), Backend::Nccl, DeviceRequest::Auto, gpus(0));
+    choose_placement(node_of(0, 2), "nccl", DeviceRequest::Auto, gpus(0));
     FAIL();
   } catch (const ConfigError& e) {
     const std::string m = e.what();
@@ -51,7 +51,7 @@ TEST(Placement, NcclWithoutGpuSuggestsMpi) {
 
 TEST(Placement, MoreRanksThanGpusIsRefusedForNccl) {
   try {
-    choose_placement(node_of(0, 4), Backend::Nccl, DeviceRequest::Auto, gpus(2));
+    choose_placement(node_of(0, 4), "nccl", DeviceRequest::Auto, gpus(2));
     FAIL();
   } catch (const ConfigError& e) {
     EXPECT_NE(std::string(e.what()).find("runs 4 ranks but has 2 visible GPU"), std::string::npos) << e.what();
@@ -59,22 +59,22 @@ TEST(Placement, MoreRanksThanGpusIsRefusedForNccl) {
 }
 
 TEST(Placement, MpiMayShareGpus) {
-  const Placement p = choose_placement(node_of(1, 2), Backend::Mpi, DeviceRequest::Cuda, gpus(1));
-  EXPECT_EQ(p.backend, Backend::Mpi);
+  const Placement p = choose_placement(node_of(1, 2), "mpi", DeviceRequest::Cuda, gpus(1));
+  EXPECT_EQ(p.backend, "mpi");
   EXPECT_EQ(p.device, torch::Device(torch::kCUDA, 0));
 }
 
 TEST(Placement, NcclNotCompiled) {
   Machine m = gpus(8);
   m.nccl_compiled = false;
-  EXPECT_THROW(choose_placement(node_of(0, 1), Backend::Nccl, DeviceRequest::Auto, m), ConfigError);
-  EXPECT_EQ(choose_placement(node_of(0, 1), Backend::Auto, DeviceRequest::Auto, m).backend, Backend::Mpi);
+  EXPECT_THROW(choose_placement(node_of(0, 1), "nccl", DeviceRequest::Auto, m), ConfigError);
+  EXPECT_EQ(choose_placement(node_of(0, 1), "auto", DeviceRequest::Auto, m).backend, "mpi");
 }
 
 TEST(Placement, CpuOnlyTorchRefusesCuda) {
   Machine m = gpus(1);
   m.torch_has_cuda = false;
-  EXPECT_THROW(choose_placement(node_of(0, 1), Backend::Mpi, DeviceRequest::Cuda, m), ConfigError);
+  EXPECT_THROW(choose_placement(node_of(0, 1), "mpi", DeviceRequest::Cuda, m), ConfigError);
 }
 
 }  // namespace

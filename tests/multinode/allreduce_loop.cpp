@@ -8,7 +8,7 @@
 #include <string>
 
 #include "comm/mpi_communicator.hpp"
-#include "dist/mpi_env.hpp"
+#include "mpi/mpi_env.hpp"
 #include "util/error.hpp"
 #include "util/log.hpp"
 
@@ -25,10 +25,9 @@ double parse_seconds(int argc, char** argv) {
 void run(const cifar::MpiEnvironment& env, double seconds) {
   using namespace cifar;
   using Clock = std::chrono::steady_clock;
-  MpiCommunicator comm(env.comm());
-  // Longer than the run: losing a host must be detected by the launcher, not
-  // by our own collective timeout.
-  comm.set_timeout(std::chrono::milliseconds(static_cast<long>(seconds * 2000) + 60000));
+  // A timeout longer than the run: losing a host must be detected by the
+  // launcher, not by our own collective timeout.
+  MpiCommunicator comm(env.comm(), std::chrono::milliseconds(static_cast<long>(seconds * 2000) + 60000));
   const int size = comm.size();
   const double expected = size * (size + 1) / 2.0;
   const auto end = Clock::now() + std::chrono::duration<double>(seconds);

@@ -3,7 +3,7 @@
 // test (mpirun returns non-zero), and only rank 0 prints the summary.
 #include <gtest/gtest.h>
 
-#include "dist/mpi_env.hpp"
+#include "mpi/mpi_env.hpp"
 #include "support/mpi_test_env.hpp"
 
 namespace cifar::test {

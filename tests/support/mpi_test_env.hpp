@@ -1,7 +1,7 @@
 // Access to the MPI environment of an MPI GoogleTest binary.
 #pragma once
 
-#include "dist/mpi_env.hpp"
+#include "mpi/mpi_env.hpp"
 
 namespace cifar::test {
 extern MpiEnvironment* g_env;

@@ -4,6 +4,7 @@
 
 #include <thread>
 
+#include "train/profile.hpp"
 #include "train/progress.hpp"
 
 namespace cifar {
@@ -18,21 +19,31 @@ TEST(Progress, LineIsTheRecipesWithRateAndEta) {
 }
 
 TEST(StepProfile, CommWaitIsRecordedPerStep) {
-  StepProfile p;
-  p.start_step();
-  p.charge(StepProfile::kBackward);
+  StepProfile p(true, torch::kCPU);
+  p.start_epoch();
+  p.end(StepProfile::kBackward);
   const double start = std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
   std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  p.charge_comm_wait();
+  p.end_comm_wait();
   ASSERT_EQ(p.wait_starts().size(), 1u);
   ASSERT_EQ(p.waits().size(), 1u);
   EXPECT_NEAR(p.wait_starts()[0], start, 0.01);  // the wait began where backward's charge ended
   EXPECT_GE(p.waits()[0], 0.02);
   EXPECT_DOUBLE_EQ(p.seconds()[StepProfile::kCommWait], p.waits()[0]);
   EXPECT_EQ(p.seconds()[StepProfile::kStragglerWait], 0.0);  // only assigned after the ranks compare times
-  p.reset();
+  p.start_epoch();
   EXPECT_TRUE(p.wait_starts().empty());
   EXPECT_EQ(p.seconds()[StepProfile::kCommWait], 0.0);
+}
+
+TEST(StepProfile, DisabledRecordsNothing) {
+  StepProfile p(false, torch::kCPU);
+  p.start_epoch();
+  std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  p.end(StepProfile::kForward);
+  p.end_comm_wait();
+  EXPECT_EQ(p.seconds()[StepProfile::kForward], 0.0);
+  EXPECT_TRUE(p.waits().empty());
 }
 
 TEST(StepProfile, StragglerShareIsTheWaitBeforeTheLastRankArrived) {

@@ -7,9 +7,9 @@
 
 #include <iostream>
 
-#include "comm/factory.hpp"
-#include "dist/agreement.hpp"
-#include "dist/mpi_main.hpp"
+#include "comm/agreement.hpp"
+#include "comm/backends.hpp"
+#include "mpi/mpi_main.hpp"
 #include "util/error.hpp"
 #include "util/log.hpp"
 
@@ -90,7 +90,7 @@ int main(int argc, char** argv) {
     if (help) return 0;
     Placement placement;
     agree_on_startup(env->comm(), [&] {
-      placement = place_rank(env->world(), parse_backend(opt.backend), parse_device(opt.device));
+      placement = place_rank(env->world(), opt.backend, parse_choice<DeviceRequest>("device", opt.device));
     });
     auto comm = make_communicator(env->comm(), placement, std::chrono::minutes(5));
     const MPI_Comm raw = duplicate_comm(env->comm());

@@ -1,0 +1,152 @@
+// Environment report: placements per rank, library versions, thread settings.
+#include "app/check_env.hpp"
+
+#include <H5public.h>
+#include <sched.h>
+#include <torch/torch.h>
+#include <torch/version.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include "comm/backends.hpp"
+#include "gpu/cuda_runtime.hpp"
+#include "gpu/torch_stream.hpp"
+#include "util/error.hpp"
+#include "util/log.hpp"
+
+namespace cifar {
+
+std::string bound_cores() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof(set), &set) != 0) return "?";
+  std::ostringstream os;
+  int start = -1;
+  bool first = true;
+  for (int c = 0; c <= CPU_SETSIZE; ++c) {
+    const bool in = c < CPU_SETSIZE && CPU_ISSET(c, &set);
+    if (in && start < 0) start = c;
+    if (!in && start >= 0) {
+      os << (first ? "" : ",") << start;
+      if (c - 1 > start) os << "-" << c - 1;
+      first = false;
+      start = -1;
+    }
+  }
+  return os.str();
+}
+
+namespace {
+
+std::string env_or(const char* name, const char* fallback) {
+  const char* v = std::getenv(name);
+  return v ? v : fallback;
+}
+
+// The BLAS actually mapped into the process (Debian picks it through alternatives).
+std::string loaded_blas() {
+  std::ifstream maps("/proc/self/maps");
+  std::string line;
+  while (std::getline(maps, line)) {
+    const auto pos = line.find('/');
+    if (pos == std::string::npos) continue;
+    const std::string path = line.substr(pos);
+    if (path.find("libblas") != std::string::npos || path.find("openblas") != std::string::npos ||
+        path.find("libmkl") != std::string::npos) {
+      std::string real = path;
+      char buf[4096];
+      if (realpath(path.c_str(), buf)) real = buf;
+      return real;
+    }
+  }
+  return "none mapped";
+}
+
+std::string mpi_library() {
+  char version[MPI_MAX_LIBRARY_VERSION_STRING] = {0};
+  int len = 0;
+  MPI_Get_library_version(version, &len);
+  std::string v(version, static_cast<size_t>(len));
+  const auto nl = v.find_first_of("\n,");
+  return nl == std::string::npos ? v : v.substr(0, nl);
+}
+
+std::string thread_level() {
+  int provided = 0;
+  MPI_Query_thread(&provided);
+  return provided == MPI_THREAD_MULTIPLE ? "MPI_THREAD_MULTIPLE" : "below MPI_THREAD_MULTIPLE";
+}
+
+// Each rank's `text`, gathered to rank 0 in rank order (empty elsewhere).
+std::vector<std::string> gather_to_root(MPI_Comm comm, const World& w, const std::string& text) {
+  int len = static_cast<int>(text.size());
+  std::vector<int> lens(static_cast<size_t>(w.size));
+  MPI_CHECK(MPI_Gather(&len, 1, MPI_INT, lens.data(), 1, MPI_INT, 0, comm));
+  std::vector<int> offsets(static_cast<size_t>(w.size), 0);
+  int total = 0;
+  for (int r = 0; r < w.size; ++r) {
+    offsets[r] = total;
+    total += lens[r];
+  }
+  std::string all(static_cast<size_t>(std::max(total, 1)), '\0');
+  MPI_CHECK(MPI_Gatherv(text.data(), len, MPI_CHAR, all.data(), lens.data(), offsets.data(), MPI_CHAR, 0, comm));
+  std::vector<std::string> out;
+  if (w.rank == 0)
+    for (int r = 0; r < w.size; ++r) out.push_back(all.substr(static_cast<size_t>(offsets[r]), static_cast<size_t>(lens[r])));
+  return out;
+}
+
+void print_versions(const World& w) {
+  unsigned h5_major = 0, h5_minor = 0, h5_release = 0;
+  H5get_libversion(&h5_major, &h5_minor, &h5_release);
+  std::string gpus;
+  for (const auto& n : gpu::device_names()) gpus += (gpus.empty() ? "" : "; ") + n;
+  std::string why_no_gpu;
+  const int gpu_count = gpu::device_count(&why_no_gpu);
+  log::info("versions and settings:");
+  log::info("  MPI:         " + mpi_library() + ", thread level " + thread_level() +
+            strprintf(", %d rank(s) on %d node(s)", w.size, w.num_nodes));
+  log::info("  NCCL:        " + gpu::nccl_version());
+  log::info("  CUDA:        runtime " + gpu::runtime_version() + ", driver " + gpu::driver_version());
+  log::info(strprintf("  GPUs:        %d visible%s", gpu_count,
+                      gpu_count ? (" (" + gpus + ")").c_str() : (" (" + why_no_gpu + ")").c_str()));
+  log::info(std::string("  LibTorch:    ") + TORCH_VERSION + (torch_has_cuda() ? " with CUDA" : " (CPU only)"));
+  log::info(strprintf("  HDF5:        %u.%u.%u", h5_major, h5_minor, h5_release));
+  log::info("  BLAS:        " + loaded_blas());
+  log::info(strprintf("  threads:     intra-op %d, inter-op %d per rank; OMP_NUM_THREADS=%s OPENBLAS_NUM_THREADS=%s",
+                      at::get_num_threads(), at::get_num_interop_threads(), env_or("OMP_NUM_THREADS", "unset").c_str(),
+                      env_or("OPENBLAS_NUM_THREADS", "unset").c_str()));
+}
+
+}  // namespace
+
+int run_check_env(const MpiEnvironment& env, const std::string& backend, DeviceRequest device) {
+  const World& w = env.world();
+  std::string device_text, problem;
+  try {
+    const Placement p = choose_placement(w, backend, device, probe_machine());
+    device_text = p.device.str() + " backend=" + p.backend;
+  } catch (const Error& e) {
+    device_text = "none";
+    problem = e.what();
+  }
+  const std::string line =
+      strprintf("host=%s rank=%d/%d node=%d/%d local_rank=%d/%d device=%s cores=%s", w.host.c_str(), w.rank, w.size,
+                w.node_index, w.num_nodes, w.local_rank, w.local_size, device_text.c_str(), bound_cores().c_str());
+  const auto lines = gather_to_root(env.comm(), w, line);
+  const auto problems = gather_to_root(env.comm(), w, problem);
+  int failures = problem.empty() ? 0 : 1;
+  MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &failures, 1, MPI_INT, MPI_SUM, env.comm()));
+  if (w.rank == 0) {
+    for (const auto& l : lines) log::info(l);
+    print_versions(w);
+    for (int r = 0; r < w.size; ++r)
+      if (!problems[r].empty()) log::info(strprintf("cannot train: rank %d: %s", r, problems[r].c_str()));
+    if (failures == 0) log::info("ready to train");
+  }
+  return failures > 0 ? kExitFailure : kExitOk;
+}
+
+}  // namespace cifar

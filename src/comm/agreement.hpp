@@ -1,0 +1,35 @@
+// All ranks agree on a failure. Every rank runs the same check (configuration,
+// data files, a checkpoint write); if it threw a cifar::Error on any rank, all
+// ranks learn it, the lowest failing rank prints its one message, and every
+// rank leaves through AgreedFailure with that rank's exit code: a clean exit
+// on every rank instead of an MPI_Abort, and no rank left waiting.
+#pragma once
+
+#include <mpi.h>
+
+#include <functional>
+#include <stdexcept>
+
+namespace cifar {
+
+class Communicator;
+
+// Thrown on every rank when a check failed on any; caught by run_mpi_main.
+class AgreedFailure : public std::runtime_error {
+ public:
+  AgreedFailure(int exit_code, bool reported)
+      : std::runtime_error("a check failed on some rank"), exit_code_(exit_code), reported_(reported) {}
+  int exit_code() const noexcept { return exit_code_; }
+  bool reported() const noexcept { return reported_; }  // by this rank
+
+ private:
+  int exit_code_;
+  bool reported_;
+};
+
+// Before the job has a Communicator (start-up: configuration, placement, data).
+void agree_on_startup(MPI_Comm comm, const std::function<void()>& check);
+// During the run, over the job's control communicator (checkpoint writes).
+void agree_on(Communicator& comm, const std::function<void()>& check);
+
+}  // namespace cifar

@@ -1,0 +1,127 @@
+// The backend registry: placement rules and factory per backend.
+#include "comm/backends.hpp"
+
+#include <functional>
+
+#include "comm/mpi_communicator.hpp"
+#include "comm/nccl_communicator.hpp"
+#include "gpu/cuda_runtime.hpp"
+#include "gpu/torch_stream.hpp"
+#include "util/error.hpp"
+#include "util/log.hpp"
+#include "util/registry.hpp"
+
+namespace cifar {
+namespace {
+
+void require_cuda(const World& w, const Machine& m, const char* what) {
+  if (m.visible_gpus == 0) {
+    throw ConfigError(strprintf("%s needs a GPU, but none is visible on host %s (%s). Use --backend mpi "
+                                "--device cpu to train on CPUs.",
+                                what, w.host.c_str(), m.why_no_gpu.c_str()));
+  }
+  if (!m.torch_has_cuda) {
+    throw ConfigError(strprintf("%s needs a CUDA-enabled LibTorch, but this build's LibTorch is CPU-only. "
+                                "Build the 'cuda' preset against a CUDA LibTorch, or use --backend mpi --device cpu.",
+                                what));
+  }
+}
+
+torch::Device cuda_device(int index) { return torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(index)); }
+
+// NCCL: one GPU per rank, the rank's node-local index.
+bool nccl_can_run(const Machine& m, DeviceRequest device) {
+  return m.nccl_compiled && m.visible_gpus > 0 && m.torch_has_cuda && device != DeviceRequest::Cpu;
+}
+
+torch::Device place_nccl(const World& w, DeviceRequest device, const Machine& m) {
+  if (!m.nccl_compiled) {
+    throw ConfigError("--backend nccl: NCCL support was not compiled into this build (CUDA toolkit or NCCL "
+                      "not found at configure time; set NCCL_ROOT and reconfigure). Use --backend mpi.");
+  }
+  if (device == DeviceRequest::Cpu) throw ConfigError("--backend nccl works on GPUs only; drop --device cpu or use --backend mpi");
+  require_cuda(w, m, "--backend nccl");
+  if (w.local_size > m.visible_gpus) {
+    throw ConfigError(strprintf("host %s runs %d ranks but has %d visible GPU(s); NCCL needs one GPU per rank. "
+                                "Start at most %d ranks per node (e.g. --ntasks-per-node=%d), or use --backend mpi.",
+                                w.host.c_str(), w.local_size, m.visible_gpus, m.visible_gpus, m.visible_gpus));
+  }
+  return cuda_device(w.local_rank);
+}
+
+std::unique_ptr<Communicator> make_nccl(MPI_Comm comm, torch::Device device, std::chrono::milliseconds timeout) {
+  return make_nccl_communicator(comm, device.index(), timeout);
+}
+
+// MPI: anywhere. CPU unless asked for CUDA (or auto on a GPU machine without
+// NCCL); ranks may share a GPU.
+bool mpi_can_run(const Machine&, DeviceRequest) { return true; }
+
+torch::Device place_mpi(const World& w, DeviceRequest device, const Machine& m) {
+  const bool use_cuda =
+      device == DeviceRequest::Cuda || (device == DeviceRequest::Auto && m.visible_gpus > 0 && m.torch_has_cuda);
+  if (!use_cuda) return torch::kCPU;
+  require_cuda(w, m, "--device cuda");
+  return cuda_device(w.local_rank % m.visible_gpus);
+}
+
+std::unique_ptr<Communicator> make_mpi(MPI_Comm comm, torch::Device, std::chrono::milliseconds timeout) {
+  return std::make_unique<MpiCommunicator>(comm, timeout);
+}
+
+struct BackendEntry {
+  const char* name;
+  bool (*can_run)(const Machine&, DeviceRequest);                   // may `auto` pick it here?
+  torch::Device (*place)(const World&, DeviceRequest, const Machine&);  // throws ConfigError
+  std::unique_ptr<Communicator> (*make)(MPI_Comm, torch::Device, std::chrono::milliseconds);
+};
+
+// The registry, in the order `auto` tries the backends.
+const std::vector<BackendEntry>& registry() {
+  static const std::vector<BackendEntry> entries = {
+      {"nccl", nccl_can_run, place_nccl, make_nccl},
+      {"mpi", mpi_can_run, place_mpi, make_mpi},
+  };
+  return entries;
+}
+
+const BackendEntry& entry(const std::string& name) { return find_registered(registry(), name, "backend"); }
+
+}  // namespace
+
+std::vector<std::string> backend_names() { return registered_names(registry()); }
+
+Placement choose_placement(const World& w, const std::string& backend, DeviceRequest device, const Machine& m) {
+  std::string name = backend;
+  if (name == "auto") {
+    for (const auto& e : registry()) {
+      if (e.can_run(m, device)) {
+        name = e.name;
+        break;
+      }
+    }
+  }
+  const BackendEntry& e = entry(name);
+  return Placement{e.name, e.place(w, device, m)};
+}
+
+Machine probe_machine() {
+  Machine m;
+  m.visible_gpus = gpu::device_count(&m.why_no_gpu);
+  m.nccl_compiled = gpu::compiled();
+  m.torch_has_cuda = torch_has_cuda();
+  return m;
+}
+
+Placement place_rank(const World& world, const std::string& backend, DeviceRequest device) {
+  const Placement p = choose_placement(world, backend, device, probe_machine());
+  if (p.device.is_cuda()) gpu::set_device(p.device.index());
+  return p;
+}
+
+std::unique_ptr<Communicator> make_communicator(MPI_Comm comm, const Placement& placement,
+                                                std::chrono::milliseconds timeout) {
+  return entry(placement.backend).make(comm, placement.device, timeout);
+}
+
+}  // namespace cifar

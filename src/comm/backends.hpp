@@ -1,0 +1,58 @@
+// The backend registry: for each communicator backend, the rules that place a
+// rank (which device it computes on) and the factory that builds its
+// Communicator. `--backend auto` takes the first backend, in registry order,
+// that this machine can run. Adding a backend is one entry in backends.cpp
+// (docs/extending.md).
+//
+// The choice is a pure function of the world, the request and what the
+// machine has, so it is tested without GPUs; `place_rank` applies it to the
+// live process.
+#pragma once
+
+#include <mpi.h>
+#include <torch/types.h>
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "comm/communicator.hpp"
+#include "config/choices.hpp"
+#include "mpi/world.hpp"
+
+namespace cifar {
+
+// What this machine offers a rank.
+struct Machine {
+  int visible_gpus = 0;
+  std::string why_no_gpu;  // from gpu::device_count when 0
+  bool nccl_compiled = false;
+  bool torch_has_cuda = false;
+};
+
+struct Placement {
+  std::string backend = "mpi";  // a registered name, never "auto"
+  torch::Device device = torch::kCPU;
+};
+
+// Registered backend names, in the order `auto` tries them.
+std::vector<std::string> backend_names();
+
+// The backend `backend` ("auto" or a registered name) places this rank, or
+// throws ConfigError naming the host and the fix when the request cannot be
+// met: NCCL needs one GPU per rank on each node, NCCL compiled in and a CUDA
+// LibTorch; MPI runs on CPUs, or on GPUs (staged through host memory) where
+// several ranks may share one GPU.
+Placement choose_placement(const World& world, const std::string& backend, DeviceRequest device,
+                           const Machine& machine);
+
+Machine probe_machine();
+// Queries this machine, chooses, and makes the choice current (cudaSetDevice).
+Placement place_rank(const World& world, const std::string& backend, DeviceRequest device);
+
+// The placement's Communicator over `comm`; every collective times out after `timeout`.
+std::unique_ptr<Communicator> make_communicator(MPI_Comm comm, const Placement& placement,
+                                                std::chrono::milliseconds timeout);
+
+}  // namespace cifar

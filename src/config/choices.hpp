@@ -1,0 +1,77 @@
+// The options whose values form a closed set, as enums with their names. The
+// configuration parses each one once, where the text enters (command line or
+// INI file); everything downstream takes the enum. Open sets that grow as the
+// project grows (models, optimisers, backends, datasets) are names checked
+// against their registries instead (docs/extending.md).
+#pragma once
+
+#include <array>
+#include <optional>
+#include <string>
+#include <utility>
+
+#include "util/error.hpp"
+
+namespace cifar {
+
+enum class DeviceRequest { Auto, Cpu, Cuda };
+enum class Precision { Fp32, Bf16, Fp16 };
+enum class ScheduleKind { Constant, Cosine, OneCycle };
+enum class NormalizeKind { Recipe, Dataset };
+
+// choice_names<E>(): every value of E with its option text, in --help order.
+template <typename E>
+struct ChoiceNames;
+
+template <>
+struct ChoiceNames<DeviceRequest> {
+  static constexpr std::array<std::pair<DeviceRequest, const char*>, 3> values{
+      {{DeviceRequest::Auto, "auto"}, {DeviceRequest::Cpu, "cpu"}, {DeviceRequest::Cuda, "cuda"}}};
+};
+template <>
+struct ChoiceNames<Precision> {
+  static constexpr std::array<std::pair<Precision, const char*>, 3> values{
+      {{Precision::Fp32, "fp32"}, {Precision::Bf16, "bf16"}, {Precision::Fp16, "fp16"}}};
+};
+template <>
+struct ChoiceNames<ScheduleKind> {
+  static constexpr std::array<std::pair<ScheduleKind, const char*>, 3> values{
+      {{ScheduleKind::Constant, "constant"}, {ScheduleKind::Cosine, "cosine"}, {ScheduleKind::OneCycle, "onecycle"}}};
+};
+template <>
+struct ChoiceNames<NormalizeKind> {
+  static constexpr std::array<std::pair<NormalizeKind, const char*>, 2> values{
+      {{NormalizeKind::Recipe, "recipe"}, {NormalizeKind::Dataset, "dataset"}}};
+};
+
+template <typename E>
+const char* to_string(E value) {
+  for (const auto& [v, name] : ChoiceNames<E>::values)
+    if (v == value) return name;
+  return "?";
+}
+
+template <typename E>
+std::optional<E> choice_from_string(const std::string& text) {
+  for (const auto& [v, name] : ChoiceNames<E>::values)
+    if (text == name) return v;
+  return std::nullopt;
+}
+
+// "auto | cpu | cuda"
+template <typename E>
+std::string choice_list(const char* separator = " | ") {
+  std::string list;
+  for (const auto& [v, name] : ChoiceNames<E>::values) list += (list.empty() ? "" : separator) + std::string(name);
+  return list;
+}
+
+// For programs with their own command line (tools): the value of `text`, or
+// ConfigError naming `option` and the valid values.
+template <typename E>
+E parse_choice(const std::string& option, const std::string& text) {
+  if (const auto value = choice_from_string<E>(text)) return *value;
+  throw ConfigError("--" + option + ": '" + text + "' is not one of: " + choice_list<E>(", "));
+}
+
+}  // namespace cifar

@@ -1,0 +1,29 @@
+// The dataset registry: --dataset NAME reads the training (and test) split
+// from --data into memory, in the one form the trainer and the loader use
+// (Split: uint8 images [N,3,32,32], int64 labels, per-split statistics).
+// Adding a dataset is one entry in dataset.cpp (docs/extending.md).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "config/train_config.hpp"
+#include "data/batch_transform.hpp"
+#include "data/hdf5_dataset.hpp"
+
+namespace cifar {
+
+struct Dataset {
+  Split train;
+  Split test;  // empty when not asked for
+  Normalization normalization;  // what --normalize asks for, for these images
+};
+
+std::vector<std::string> dataset_names();
+
+// Reads `config.dataset` from `config.path`, the test split only when
+// `with_test`. Throws DataError naming the file and the problem, ConfigError
+// for an unknown dataset name.
+Dataset load_dataset(const DataConfig& config, bool with_test);
+
+}  // namespace cifar

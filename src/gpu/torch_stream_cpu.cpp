@@ -1,0 +1,8 @@
+// Compute stream for a CPU-only LibTorch: it never launches GPU work, so the
+// legacy default stream is the right thing to order against.
+#include "gpu/torch_stream.hpp"
+
+namespace cifar {
+void* torch_compute_stream(int) { return nullptr; }
+bool torch_has_cuda() { return false; }
+}  // namespace cifar

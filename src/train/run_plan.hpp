@@ -1,0 +1,36 @@
+// RunPlan: the arithmetic of a run, fixed before its first step — batches and
+// optimiser steps per epoch, the run's length in steps (the schedule's
+// length), and what is left of it for the ETA. A pure function of the
+// training-set size, the world size and the configuration, so every rank
+// computes the same plan without communicating.
+#pragma once
+
+#include <cstdint>
+
+#include "config/train_config.hpp"
+
+namespace cifar {
+
+struct RunPlan {
+  int epochs = 1;
+  int accumulate = 1;           // micro-batches per optimiser step
+  int64_t samples_per_rank = 0;
+  long batches_per_epoch = 0;   // per rank, the same on every rank
+  long steps_per_epoch = 0;     // optimiser steps; the last one may have fewer micro-batches
+  long total_steps = 0;         // of the run: steps_per_epoch * epochs, or --max-steps when smaller
+  long warmup_steps = 0;
+
+  // Batch `batch` (0-based in its epoch) is the first / last micro-batch of an optimiser step.
+  bool starts_step(long batch) const { return batch % accumulate == 0; }
+  bool ends_step(long batch) const { return (batch + 1) % accumulate == 0 || batch + 1 == batches_per_epoch; }
+  bool finished(long steps_done) const { return steps_done >= total_steps; }
+  // Batches this rank has left after finishing batch `batch` of `epoch` with
+  // `steps_done` optimiser steps done: the rest of this epoch and the later
+  // ones, or fewer when --max-steps ends the run first.
+  long remaining_batches(int epoch, long batch, long steps_done) const;
+};
+
+RunPlan make_run_plan(int64_t train_size, int world_size, const TrainingConfig& training, bool drop_last,
+                      double warmup_epochs);
+
+}  // namespace cifar

@@ -1,0 +1,196 @@
+// Checkpoint pieces on known data: the loader's mid-epoch start reproduces an
+// uninterrupted epoch's batches (augmentation included), file names sort
+// newest first and pruning keeps the newest K, a checkpoint round-trips the
+// model, optimiser, loss scaler and generator state exactly, and bad files or
+// mismatched runs get errors that name the file and the fix.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <functional>
+
+#include "data/batch_loader.hpp"
+#include "model/model.hpp"
+#include "test_files.hpp"
+#include "train/checkpoint.hpp"
+#include "train/model_io.hpp"
+#include "util/atomic_file.hpp"
+#include "util/error.hpp"
+#include "util/paths.hpp"
+
+namespace cifar {
+namespace {
+
+using test::TempDir;
+
+Split random_split(int64_t n) {
+  torch::manual_seed(11);
+  Split s;
+  s.name = "train";
+  s.images = torch::randint(0, 256, {n, 3, 32, 32}, torch::kLong).to(torch::kUInt8);
+  s.labels = torch::randint(0, 10, {n}, torch::kLong);
+  return s;
+}
+
+std::vector<int64_t> shuffled_indices(int64_t n) {
+  std::vector<int64_t> v(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) v[static_cast<size_t>(i)] = (i * 37) % n;
+  return v;
+}
+
+class LoaderStart : public ::testing::TestWithParam<size_t> {};
+
+TEST_P(LoaderStart, MidEpochStartGivesTheSameBatchesAsAnUninterruptedEpoch) {
+  const Split s = random_split(100);
+  LoaderOptions o;
+  o.augment = true;
+  o.seed = 5;
+  o.rank = 1;
+  o.epoch = 2;
+  o.prefetch_depth = GetParam();
+  BatchLoader full(s, shuffled_indices(100), 16, o);
+  std::vector<Batch> want;
+  while (auto b = full.next()) want.push_back(*b);
+  ASSERT_EQ(want.size(), 7u);
+  for (int64_t start : {1, 3, 6, 7}) {
+    o.start_batch = start;
+    BatchLoader resumed(s, shuffled_indices(100), 16, o);
+    size_t k = static_cast<size_t>(start);
+    while (auto b = resumed.next()) {
+      ASSERT_LT(k, want.size());
+      EXPECT_TRUE(torch::equal(b->images, want[k].images)) << "start " << start << " batch " << k;
+      EXPECT_TRUE(torch::equal(b->labels, want[k].labels));
+      ++k;
+    }
+    EXPECT_EQ(k, want.size()) << "start " << start;
+  }
+}
+INSTANTIATE_TEST_SUITE_P(InlineAndPrefetched, LoaderStart, ::testing::Values(0u, 2u));
+
+void touch(const std::string& path, const std::string& text = "x") { std::ofstream(path) << text; }
+
+TEST(CheckpointFiles, NamesSortNewestFirstAndPruningKeepsTheNewest) {
+  EXPECT_EQ(checkpoint_file_name({1, 0, 123}), "ckpt-e0001-s000123.pt");
+  TempDir dir;
+  for (const char* name : {"ckpt-e0000-s000016.pt", "ckpt-e0001-s000016.pt", "ckpt-e0002-s000040.pt",
+                           "ckpt-e0001-s000020.pt", ".ckpt-e0003-s000050.pt.tmp-77", "notes.txt"})
+    touch(dir.file(name));
+  const auto paths = list_checkpoints(dir.file(""));
+  ASSERT_EQ(paths.size(), 4u);  // neither the temporary file nor other files
+  EXPECT_EQ(paths[0], dir.file("ckpt-e0002-s000040.pt"));
+  EXPECT_EQ(paths[1], dir.file("ckpt-e0001-s000020.pt"));
+  EXPECT_EQ(paths[2], dir.file("ckpt-e0001-s000016.pt"));  // same step: the later position wins
+  EXPECT_EQ(paths[3], dir.file("ckpt-e0000-s000016.pt"));
+  prune_checkpoints(dir.file(""), 2);
+  EXPECT_EQ(list_checkpoints(dir.file("")),
+            (std::vector<std::string>{dir.file("ckpt-e0002-s000040.pt"), dir.file("ckpt-e0001-s000020.pt")}));
+  EXPECT_TRUE(paths::exists(dir.file("notes.txt")));
+  EXPECT_TRUE(list_checkpoints(dir.file("missing")).empty());
+}
+
+TrainConfig sgd_config() {
+  TrainConfig c;
+  c.model.name = "convnet";
+  c.optim.optimizer = "sgd";
+  c.training.batch_size = 8;
+  return c;
+}
+
+// A convnet after two SGD-with-momentum steps (non-zero momentum buffers).
+struct Trained {
+  std::shared_ptr<Model> model = make_model("convnet");
+  torch::optim::SGD optimizer{model->parameters(), torch::optim::SGDOptions(0.1).momentum(0.9)};
+  Trained() {
+    for (int i = 0; i < 2; ++i) {
+      optimizer.zero_grad();
+      model->forward(torch::randn({4, 3, 32, 32})).pow(2).mean().backward();
+      optimizer.step();
+    }
+  }
+};
+
+TEST(CheckpointFile, RoundTripRestoresModelOptimiserScalerAndGenerator) {
+  torch::manual_seed(1);
+  Trained a;
+  LossScaler scaler(true);
+  scaler.restore(1024.0, 17);
+  const TrainConfig c = sgd_config();
+  const Checkpoint saved = capture_checkpoint(run_identity(c, 2, 300), {3, 5, 77}, 12.5, 40,
+                                              TrainState{*a.model, a.optimizer, scaler, torch::kCPU});
+  const at::Tensor draw_after_capture = torch::rand({5});
+
+  TempDir dir;
+  const std::string path = dir.file(checkpoint_file_name(saved.position));
+  write_file_atomically(path, encode_checkpoint(saved));
+  const Checkpoint read = read_checkpoint(path);
+  EXPECT_EQ(read.position.epoch, 3);
+  EXPECT_EQ(read.position.batch_in_epoch, 5);
+  EXPECT_EQ(read.position.step, 77);
+  EXPECT_EQ(read.world_size, 2);
+  EXPECT_EQ(read.epoch_loss_sum, 12.5);
+  EXPECT_EQ(read.epoch_loss_count, 40);
+  EXPECT_EQ(read.config, c.describe());
+
+  torch::manual_seed(2);  // a different model and generator state
+  Trained b;
+  LossScaler other(true);
+  TrainState state{*b.model, b.optimizer, other, torch::kCPU};
+  restore_checkpoint(read, path, state);
+  EXPECT_EQ(other.current_scale(), 1024.0);
+  EXPECT_EQ(other.clean_steps(), 17);
+  EXPECT_TRUE(torch::equal(torch::rand({5}), draw_after_capture));
+  const auto pa = a.model->parameters(), pb = b.model->parameters();
+  for (size_t i = 0; i < pa.size(); ++i) EXPECT_TRUE(torch::equal(pa[i], pb[i])) << "parameter " << i;
+  // The same next step from the same state: momentum buffers were restored.
+  for (Trained* t : {&a, &b}) {
+    t->optimizer.zero_grad();
+    for (auto& p : t->model->parameters()) p.mutable_grad() = torch::ones_like(p);
+    t->optimizer.step();
+  }
+  for (size_t i = 0; i < pa.size(); ++i) EXPECT_TRUE(torch::equal(pa[i], pb[i])) << "parameter " << i;
+}
+
+void expect_error(const std::function<void()>& f, const std::vector<std::string>& parts) {
+  try {
+    f();
+    ADD_FAILURE() << "no CheckpointError";
+  } catch (const CheckpointError& e) {
+    for (const auto& p : parts) EXPECT_NE(std::string(e.what()).find(p), std::string::npos) << e.what();
+  }
+}
+
+TEST(CheckpointFile, BadFilesAndMismatchedRunsNameTheFileAndTheFix) {
+  torch::manual_seed(1);
+  Trained a;
+  const TrainConfig c = sgd_config();
+  LossScaler no_scaling(false);
+  const std::vector<char> bytes = encode_checkpoint(capture_checkpoint(
+      run_identity(c, 2, 300), {1, 0, 10}, 0, 0, TrainState{*a.model, a.optimizer, no_scaling, torch::kCPU}));
+  TempDir dir;
+  const std::string truncated = dir.file("ckpt-e0001-s000010.pt");
+  write_file_atomically(truncated, std::vector<char>(bytes.begin(), bytes.begin() + bytes.size() / 2));
+  expect_error([&] { read_checkpoint(truncated); }, {truncated, "truncated or corrupt", "--resume none"});
+  expect_error([&] { read_checkpoint(dir.file("nope.pt")); }, {dir.file("nope.pt"), "cannot open"});
+  const std::string model_file = dir.file("model.pth");
+  save_state_dict(*a.model, model_file);
+  expect_error([&] { read_checkpoint(model_file); }, {model_file, "not a cifar_mpi checkpoint"});
+
+  const std::string good = dir.file("good.pt");
+  write_file_atomically(good, bytes);
+  const Checkpoint ck = read_checkpoint(good);
+  TrainConfig other = c;
+  other.model.name = "resnet18";
+  expect_error([&] { check_resumable(ck, good, run_identity(other, 2, 300)); }, {good, "--model convnet", "resnet18"});
+  expect_error([&] { check_resumable(ck, good, run_identity(c, 4, 300)); },
+               {good, "2 rank(s)", "4 rank(s)", "resume with 2 ranks"});
+  expect_error([&] { check_resumable(ck, good, run_identity(c, 2, 301)); }, {good, "300 samples", "301 samples"});
+  check_resumable(ck, good, run_identity(c, 2, 300));  // the matching run is accepted
+  // A state dict of another model is refused before anything is copied.
+  auto resnet = make_model("resnet18");
+  torch::optim::SGD opt(resnet->parameters(), torch::optim::SGDOptions(0.1));
+  LossScaler scaler(false);
+  TrainState resnet_state{*resnet, opt, scaler, torch::kCPU};
+  expect_error([&] { restore_checkpoint(ck, good, resnet_state); }, {good, "another model"});
+}
+
+}  // namespace
+}  // namespace cifar
