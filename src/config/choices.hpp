@@ -16,8 +16,11 @@ namespace cifar {
 
 enum class DeviceRequest { Auto, Cpu, Cuda };
 enum class Precision { Fp32, Bf16, Fp16 };
-enum class ScheduleKind { Constant, Cosine, OneCycle };
+enum class ScheduleKind { Constant, Cosine, OneCycle, Triangle };
 enum class NormalizeKind { Recipe, Dataset };
+enum class FlipMode { Random, Alternating };
+enum class CropPadding { Zero, Reflect };
+enum class TtaMode { None, Mirror, MirrorTranslate };
 
 // choice_names<E>(): every value of E with its option text, in --help order.
 template <typename E>
@@ -35,13 +38,31 @@ struct ChoiceNames<Precision> {
 };
 template <>
 struct ChoiceNames<ScheduleKind> {
-  static constexpr std::array<std::pair<ScheduleKind, const char*>, 3> values{
-      {{ScheduleKind::Constant, "constant"}, {ScheduleKind::Cosine, "cosine"}, {ScheduleKind::OneCycle, "onecycle"}}};
+  static constexpr std::array<std::pair<ScheduleKind, const char*>, 4> values{{{ScheduleKind::Constant, "constant"},
+                                                                              {ScheduleKind::Cosine, "cosine"},
+                                                                              {ScheduleKind::OneCycle, "onecycle"},
+                                                                              {ScheduleKind::Triangle, "triangle"}}};
 };
 template <>
 struct ChoiceNames<NormalizeKind> {
   static constexpr std::array<std::pair<NormalizeKind, const char*>, 2> values{
       {{NormalizeKind::Recipe, "recipe"}, {NormalizeKind::Dataset, "dataset"}}};
+};
+
+template <>
+struct ChoiceNames<FlipMode> {
+  static constexpr std::array<std::pair<FlipMode, const char*>, 2> values{
+      {{FlipMode::Random, "random"}, {FlipMode::Alternating, "alternating"}}};
+};
+template <>
+struct ChoiceNames<CropPadding> {
+  static constexpr std::array<std::pair<CropPadding, const char*>, 2> values{
+      {{CropPadding::Zero, "zero"}, {CropPadding::Reflect, "reflect"}}};
+};
+template <>
+struct ChoiceNames<TtaMode> {
+  static constexpr std::array<std::pair<TtaMode, const char*>, 3> values{
+      {{TtaMode::None, "none"}, {TtaMode::Mirror, "mirror"}, {TtaMode::MirrorTranslate, "mirror-translate"}}};
 };
 
 template <typename E>

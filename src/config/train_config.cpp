@@ -100,7 +100,12 @@ void visit_data_options(DataConfig& d, Visitor&& v) {
   v(s, "shuffle", d.shuffle, "reshuffle the training set every epoch (DistributedSampler semantics)");
   v(s, "shuffle-seed", d.shuffle_seed,
     "seed of the sample order, as DistributedSampler's own seed (default 0 there and in the recipe, whatever --seed)");
-  v(s, "augment", d.augment, "random crop (4-pixel padding) and horizontal flip");
+  v(s, "augment", d.augment, "random crop (--crop-pad pixels of padding) and horizontal flip");
+  v(s, "flip", d.flip,
+    "random (each image, each epoch) | alternating (a fixed random half of the images in even epochs, the "
+    "other half in odd ones)");
+  v(s, "crop-pad", d.crop_pad, "padding of the random crop, in pixels (0: flips only)");
+  v(s, "crop-padding", d.crop_padding, "zero | reflect: what the crop's padding holds");
   v(s, "drop-last", d.drop_last, "drop the tail that does not fill a batch / divide by the world size");
   v(s, "normalize", d.normalize, "recipe (mean 0.5, std 0.5, as the Python recipe) | dataset (the file's mean/std)");
   v(s, "prefetch-batches", d.prefetch_batches,
@@ -121,11 +126,19 @@ void visit_training_options(TrainingConfig& t, Visitor&& v) {
   v(s, "epochs", t.epochs, "training epochs");
   v(s, "max-steps", t.max_steps, "stop after this many optimiser steps (0: no limit)");
   v(s, "batch-size", t.batch_size, "images per rank per micro-batch");
+  v(s, "global-batch-size", t.global_batch_size,
+    "images per micro-batch over all ranks, divided among them (0: --batch-size per rank instead)");
   v(s, "accumulate", t.accumulate, "micro-batches per optimiser step (gradient accumulation)");
   v(s, "seed", t.seed, "seed for initialisation and augmentation (the recipe's torch.manual_seed)");
   v(s, "label-smoothing", t.label_smoothing, "label smoothing for the cross-entropy loss, in [0, 1)");
-  v(s, "precision", t.precision, "fp32 | bf16 | fp16 (autocast, GPUs)");
+  v(s, "precision", t.precision, "fp32 | bf16 (autocast; CPUs and GPUs) | fp16 (autocast and loss scaling; GPUs)");
   v(s, "eval", t.eval, "evaluate on the test split after every epoch");
+  v(s, "eval-every-epochs", t.eval_every_epochs, "evaluate only every N epochs, and after the last");
+  v(s, "tta", t.tta,
+    "test-time augmentation: none | mirror (average with the mirrored image) | mirror-translate (also "
+    "1-pixel translations)");
+  v(s, "target-accuracy", t.target_accuracy,
+    "stop once the test accuracy reaches this fraction and print TIME_TO_TARGET (0: train the full run)");
 }
 
 template <typename Visitor>
@@ -137,7 +150,11 @@ void visit_optim_options(OptimConfig& o, Visitor&& v) {
   v(s, "nesterov", o.nesterov, "SGD with Nesterov momentum");
   v(s, "weight-decay", o.weight_decay, "L2 weight decay");
   v(s, "schedule", o.schedule, "learning-rate schedule: " + choice_list<ScheduleKind>());
-  v(s, "warmup-epochs", o.warmup_epochs, "linear warm-up before the schedule (epochs, may be fractional)");
+  v(s, "warmup-epochs", o.warmup_epochs,
+    "linear warm-up before the schedule (epochs, may be fractional); triangle: where it peaks (0: 23% of the run)");
+  v(s, "lookahead-every", o.lookahead_every,
+    "every N optimiser steps, pull the weights towards their running average, more strongly as the run ends, "
+    "and end on the average (0: off)");
 }
 
 template <typename Visitor>
@@ -337,12 +354,18 @@ void validate(const TrainConfig& c) {
   require(t.max_steps >= 0, "--max-steps must be 0 (no limit) or positive");
   require(t.batch_size >= 1, "--batch-size must be at least 1 (got " + text(t.batch_size) + ")");
   require(t.accumulate >= 1, "--accumulate must be at least 1");
+  require(t.global_batch_size >= 0, "--global-batch-size must be 0 (use --batch-size) or positive");
+  require(t.eval_every_epochs >= 1, "--eval-every-epochs must be at least 1");
   require(t.label_smoothing >= 0 && t.label_smoothing < 1, "--label-smoothing must be in [0, 1)");
+  require(t.target_accuracy >= 0 && t.target_accuracy <= 1, "--target-accuracy must be in [0, 1]");
+  require(t.target_accuracy == 0 || t.eval, "--target-accuracy needs --eval true (the test accuracy decides)");
+  require(c.data.crop_pad >= 0 && c.data.crop_pad <= 16, "--crop-pad must be in [0, 16]");
   const OptimConfig& o = c.optim;
   require(o.lr > 0, "--lr must be positive (got " + text(o.lr) + ")");
   require(o.momentum >= 0 && o.momentum < 1, "--momentum must be in [0, 1)");
   require(o.weight_decay >= 0, "--weight-decay must not be negative");
   require(o.warmup_epochs >= 0, "--warmup-epochs must not be negative");
+  require(o.lookahead_every >= 0, "--lookahead-every must be 0 (off) or positive");
   require(c.comm.bucket_mb > 0 && c.comm.first_bucket_mb > 0, "--bucket-mb and --first-bucket-mb must be positive");
   require(c.comm.timeout_seconds > 0, "--comm-timeout must be positive (seconds)");
   require(c.runtime.threads >= 0, "--threads must be 0 (automatic) or positive");

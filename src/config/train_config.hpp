@@ -25,7 +25,10 @@ struct DataConfig {
   std::string path = "data/cifar10.h5";  // --data: the file the dataset reads
   bool shuffle = true;
   long shuffle_seed = 0;  // DistributedSampler(seed=...): 0 in PyTorch and the recipe, whatever --seed
-  bool augment = false;
+  bool augment = false;            // random crop and horizontal flip
+  FlipMode flip = FlipMode::Random;
+  int crop_pad = 4;                 // the crop's offsets: -crop_pad..crop_pad pixels
+  CropPadding crop_padding = CropPadding::Zero;
   bool drop_last = false;
   NormalizeKind normalize = NormalizeKind::Recipe;
   int prefetch_batches = 2;  // prepared ahead by one background thread per rank; 0: inline
@@ -42,11 +45,15 @@ struct TrainingConfig {
   int epochs = 10;
   long max_steps = 0;    // stop after this many optimiser steps (0: no limit)
   int batch_size = 256;  // per rank, per micro-batch
+  int global_batch_size = 0;  // when set: the batch over all ranks, divided among them (batch_size is ignored)
   int accumulate = 1;    // micro-batches per optimiser step
   long seed = 0;         // initialisation and augmentation (the recipe's torch.manual_seed)
   double label_smoothing = 0.0;
   Precision precision = Precision::Fp32;
   bool eval = true;      // evaluate on the test split after every epoch
+  int eval_every_epochs = 1;  // ... or every N epochs and after the last
+  TtaMode tta = TtaMode::None;  // test-time augmentation of the evaluation
+  double target_accuracy = 0;   // stop once the test accuracy reaches this (0: never)
 };
 
 struct OptimConfig {
@@ -57,6 +64,7 @@ struct OptimConfig {
   double weight_decay = 0.0;
   ScheduleKind schedule = ScheduleKind::Constant;
   double warmup_epochs = 0.0;
+  int lookahead_every = 0;  // pull the weights towards their running average every N steps (0: off)
 };
 
 struct CommConfig {

@@ -44,6 +44,7 @@ BatchLoader::BatchLoader(const Split& split, std::vector<int64_t> indices, int64
   }
   const auto count = static_cast<int64_t>(indices.size());
   indices_ = torch::from_blob(indices.data(), {count}, torch::kLong).clone();
+  host_indices_ = indices_;
   if (resident()) {
     // The split already lives on the device: gather, augment and normalise
     // there; no host work per batch, so no prefetch thread either.
@@ -69,6 +70,13 @@ void BatchLoader::skip_batches(int64_t count) {
 
 std::optional<Batch> BatchLoader::next() { return prefetcher_ ? prefetcher_->next() : produce(); }
 
+AugmentDraws BatchLoader::draw(int64_t begin, int64_t size) {
+  AugmentDraws draws = draw_augmentation(size, options_.pad, generator_);
+  if (options_.flip == FlipMode::Alternating)
+    draws.flips = alternating_flips(host_indices_.narrow(0, begin, size), options_.seed, options_.epoch);
+  return draws;
+}
+
 std::optional<Batch> BatchLoader::produce() {
   if (produced_ >= num_batches_) return std::nullopt;
   const int64_t begin = produced_ * batch_size_;
@@ -79,13 +87,11 @@ std::optional<Batch> BatchLoader::produce() {
   torch::Tensor raw = images_.index_select(0, idx);
   batch.labels = labels_.index_select(0, idx);
   if (resident()) {
-    if (options_.augment) {
-      raw = crop_and_flip_gather(raw, draw_augmentation(size, options_.pad, generator_), options_.pad);
-    }
+    if (options_.augment) raw = crop_and_flip_gather(raw, draw(begin, size), options_.pad, options_.padding);
     batch.images = normalize_batch(raw, options_.normalization, options_.memory_format);
     return batch;
   }
-  if (options_.augment) raw = crop_and_flip(raw, draw_augmentation(size, options_.pad, generator_), options_.pad);
+  if (options_.augment) raw = crop_and_flip(raw, draw(begin, size), options_.pad, options_.padding);
   batch.images = copy_to_device(normalize_batch(raw, options_.normalization, options_.memory_format), device_);
   batch.labels = copy_to_device(batch.labels, device_);
   return batch;

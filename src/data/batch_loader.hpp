@@ -35,8 +35,10 @@ namespace cifar {
 
 struct LoaderOptions {
   Normalization normalization = Normalization::recipe();  // or Normalization::from_split(split.info)
-  bool augment = false;  // random crop (4-pixel zero padding) + horizontal flip
+  bool augment = false;  // random crop (`pad` pixels of padding) + horizontal flip
   int pad = 4;
+  CropPadding padding = CropPadding::Zero;
+  FlipMode flip = FlipMode::Random;  // Alternating: alternating_flips() of the sample indices
   uint64_t seed = 0;  // with rank and epoch, seeds the augmentation stream
   int rank = 0;
   int64_t epoch = 0;
@@ -76,9 +78,11 @@ class BatchLoader {
   // The split's images were put on the device by the caller (GPU-resident data).
   bool resident() const { return !images_.device().is_cpu(); }
   void skip_batches(int64_t count);  // advances to batch `count`, drawing and discarding augmentations
+  AugmentDraws draw(int64_t begin, int64_t size);  // the augmentation of the batch at `begin`
 
   torch::Tensor images_, labels_;  // the whole split, uint8 [N,3,32,32] and int64 [N]
-  torch::Tensor indices_;          // int64 [num indices]
+  torch::Tensor indices_;          // int64 [num indices], on the split's device
+  torch::Tensor host_indices_;     // the same on the CPU (alternating flips are computed there)
   int64_t batch_size_;
   LoaderOptions options_;
   torch::Device device_;

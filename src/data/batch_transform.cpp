@@ -14,7 +14,36 @@ AugmentDraws draw_augmentation(int64_t batch_size, int pad, at::Generator& gener
   return d;
 }
 
+torch::Tensor alternating_flips(const torch::Tensor& indices, uint64_t seed, int64_t epoch) {
+  const torch::Tensor idx = indices.to(torch::kLong).contiguous();
+  torch::Tensor flips = torch::empty({idx.numel()}, torch::kBool);
+  const int64_t* in = idx.data_ptr<int64_t>();
+  bool* out = flips.data_ptr<bool>();
+  for (int64_t k = 0; k < idx.numel(); ++k) {
+    // splitmix64 of (seed, index): a well-mixed fixed bit per sample.
+    uint64_t z = seed + 0x9e3779b97f4a7c15ULL * (static_cast<uint64_t>(in[k]) + 1);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    z ^= z >> 31;
+    out[k] = ((z & 1) != 0) != ((epoch & 1) != 0);
+  }
+  return flips;
+}
+
 namespace {
+// Position `k` of a padded line of `size` pixels, as an index into the line:
+// reflected at the edges (F.pad's 'reflect': -1 -> 1), or -1 (a zero pixel).
+int64_t source_index(int64_t k, int64_t size, CropPadding padding) {
+  if (k >= 0 && k < size) return k;
+  if (padding == CropPadding::Zero) return -1;
+  return k < 0 ? -k : 2 * size - 2 - k;
+}
+
+// One output row with reflected padding: out[x] = src[reflect(x' + dx)].
+void crop_row_reflect(const uint8_t* src, int64_t width, int64_t dx, bool flip, uint8_t* out) {
+  for (int64_t x = 0; x < width; ++x) out[x] = src[source_index((flip ? width - 1 - x : x) + dx, width, CropPadding::Reflect)];
+}
+
 // One output row: source row `src` (nullptr: a padding row), shifted by
 // dx = ox - pad columns, mirrored when `flip`.
 void crop_row(const uint8_t* src, int64_t width, int64_t dx, bool flip, uint8_t* out) {
@@ -37,7 +66,7 @@ void crop_row(const uint8_t* src, int64_t width, int64_t dx, bool flip, uint8_t*
 }
 }  // namespace
 
-torch::Tensor crop_and_flip(const torch::Tensor& images, const AugmentDraws& draws, int pad) {
+torch::Tensor crop_and_flip(const torch::Tensor& images, const AugmentDraws& draws, int pad, CropPadding padding) {
   CIFAR_CHECK(images.dim() == 4 && images.scalar_type() == torch::kUInt8 && images.device().is_cpu(), DataError,
               "crop_and_flip expects a uint8 CPU batch [B,C,H,W]");
   const torch::Tensor in = images.contiguous();
@@ -55,8 +84,12 @@ torch::Tensor crop_and_flip(const torch::Tensor& images, const AugmentDraws& dra
       const uint8_t* plane = src + (i * c + ch) * h * w;
       uint8_t* out_plane = dst + (i * c + ch) * h * w;
       for (int64_t y = 0; y < h; ++y) {
-        const int64_t sy = y + dy;
-        crop_row(sy >= 0 && sy < h ? plane + sy * w : nullptr, w, dx, flip[i], out_plane + y * w);
+        const int64_t sy = source_index(y + dy, h, padding);
+        if (padding == CropPadding::Reflect) {
+          crop_row_reflect(plane + sy * w, w, dx, flip[i], out_plane + y * w);
+        } else {
+          crop_row(sy >= 0 ? plane + sy * w : nullptr, w, dx, flip[i], out_plane + y * w);
+        }
       }
     }
   }
@@ -69,22 +102,40 @@ torch::Tensor copy_to_device(const torch::Tensor& host, torch::Device device) {
   return (pin ? host.pin_memory() : host).to(device, /*non_blocking=*/pin);
 }
 
-torch::Tensor crop_and_flip_gather(const torch::Tensor& images, const AugmentDraws& draws, int pad) {
+namespace {
+// Reflected padding as indices into the unpadded line: k -> |k|, and
+// k >= size -> 2 size - 2 - k (F.pad's 'reflect').
+torch::Tensor reflect_indices(const torch::Tensor& k, int64_t size) {
+  return torch::where(k < 0, -k, torch::where(k >= size, 2 * size - 2 - k, k));
+}
+}  // namespace
+
+torch::Tensor crop_and_flip_gather(const torch::Tensor& images, const AugmentDraws& draws, int pad,
+                                   CropPadding padding) {
   CIFAR_CHECK(images.dim() == 4 && images.scalar_type() == torch::kUInt8, DataError,
               "crop_and_flip_gather expects a uint8 batch [B,C,H,W]");
   const auto device = images.device();
   const int64_t b = images.size(0), c = images.size(1), h = images.size(2), w = images.size(3);
   const auto longs = torch::TensorOptions().dtype(torch::kLong).device(device);
-  const torch::Tensor padded = torch::constant_pad_nd(images, {pad, pad, pad, pad}, 0);
+  // Reflected padding is index arithmetic on the unpadded image; zero
+  // padding gathers from an explicitly padded copy.
+  const bool reflect = padding == CropPadding::Reflect;
+  const int64_t shift = reflect ? pad : 0;
+  const torch::Tensor padded = reflect ? images : torch::constant_pad_nd(images, {pad, pad, pad, pad}, 0);
   // The draws travel as one [B,3] tensor (crop y, crop x, flip): one copy.
   const torch::Tensor draws_here =
       copy_to_device(torch::cat({draws.offsets.to(torch::kLong), draws.flips.to(torch::kLong).view({b, 1})}, 1), device);
   const torch::Tensor offsets = draws_here.narrow(1, 0, 2);
   const torch::Tensor flips = draws_here.select(1, 2).to(torch::kBool).view({b, 1});
   const torch::Tensor across = torch::arange(w, longs).view({1, w});
-  const torch::Tensor rows = torch::arange(h, longs).view({1, h}) + offsets.select(1, 0).view({b, 1});
-  const torch::Tensor cols = torch::where(flips, (w - 1) - across, across) + offsets.select(1, 1).view({b, 1});
-  const torch::Tensor picked_rows = padded.gather(2, rows.view({b, 1, h, 1}).expand({b, c, h, w + 2 * pad}));
+  torch::Tensor rows = torch::arange(h, longs).view({1, h}) + offsets.select(1, 0).view({b, 1}) - shift;
+  torch::Tensor cols = torch::where(flips, (w - 1) - across, across) + offsets.select(1, 1).view({b, 1}) - shift;
+  if (reflect) {
+    rows = reflect_indices(rows, h);
+    cols = reflect_indices(cols, w);
+  }
+  const int64_t padded_width = padded.size(3);
+  const torch::Tensor picked_rows = padded.gather(2, rows.view({b, 1, h, 1}).expand({b, c, h, padded_width}));
   return picked_rows.gather(3, cols.view({b, 1, 1, w}).expand({b, c, h, w}));
 }
 

@@ -1,8 +1,8 @@
 // The normalise/augment math of the data path, in two steps with one job each:
 //
 //   crop_and_flip (uint8 -> uint8, CPU): torchvision RandomCrop(32, padding=4)
-//     with zero padding followed by RandomHorizontalFlip(0.5), one draw per
-//     sample. A tight row-copy loop, memcpy-bound on uint8, where the
+//     with zero (or reflected) padding followed by RandomHorizontalFlip(0.5),
+//     one draw per sample. A tight row-copy loop, memcpy-bound on uint8, where the
 //     equivalent tensor gathers cost far more (tools/bench/loader_bench).
 //   normalize_batch (uint8 -> float, any device): out = (pixel / 255 - mean[c]) / std[c],
 //     as batched tensor ops in torchvision's order (ToTensor, then Normalize),
@@ -19,6 +19,7 @@
 #include <array>
 #include <cstdint>
 
+#include "config/choices.hpp"
 #include "data/hdf5_dataset.hpp"
 
 namespace cifar {
@@ -38,13 +39,23 @@ struct AugmentDraws {
 };
 AugmentDraws draw_augmentation(int64_t batch_size, int pad, at::Generator& generator);
 
+// "Alternating" flips (the speed recipes'): sample i is mirrored in even
+// epochs when a fixed pseudo-random bit of (seed, i) is set, and in odd
+// epochs when it is not, so every image is seen both ways in every two
+// epochs. A pure function of the sample indices: the same on every rank
+// whatever the sharding. indices: int64 [B] (CPU); returns bool [B].
+torch::Tensor alternating_flips(const torch::Tensor& indices, uint64_t seed, int64_t epoch);
+
 // uint8 [B,C,H,W] (CPU) -> uint8 [B,C,H,W]: out[b,c,y,x] = padded[b,c,y+oy, x'+ox]
-// with x' = W-1-x when flipped, where padded is the image with `pad` zero pixels around it.
-torch::Tensor crop_and_flip(const torch::Tensor& images, const AugmentDraws& draws, int pad);
+// with x' = W-1-x when flipped, where padded is the image with `pad` pixels
+// around it: zeros, or the image reflected at its edges (as F.pad's 'reflect').
+torch::Tensor crop_and_flip(const torch::Tensor& images, const AugmentDraws& draws, int pad,
+                            CropPadding padding = CropPadding::Zero);
 
 // The same crop and flip as tensor gathers, for a batch on any device (the
 // GPU-resident path). Equal to crop_and_flip for the same draws (a test).
-torch::Tensor crop_and_flip_gather(const torch::Tensor& images, const AugmentDraws& draws, int pad);
+torch::Tensor crop_and_flip_gather(const torch::Tensor& images, const AugmentDraws& draws, int pad,
+                                   CropPadding padding = CropPadding::Zero);
 
 // A host tensor on `device` without making the host wait: a plain copy to a
 // GPU synchronises the stream (the host waits for every queued kernel, and

@@ -5,6 +5,7 @@
 
 #include "model/convnet.hpp"
 #include "model/resnet.hpp"
+#include "model/speed94.hpp"
 #include "util/registry.hpp"
 
 namespace cifar {
@@ -19,6 +20,7 @@ const std::vector<RegistryEntry>& registry() {
   static const std::vector<RegistryEntry> entries = {
       {"convnet", [] { return std::make_shared<ConvNet>(); }},
       {"resnet18", [] { return std::make_shared<ResNet18>(); }},
+      {"speed94", [] { return std::make_shared<Speed94>(); }},
   };
   return entries;
 }
@@ -43,6 +45,20 @@ void set_memory_format(torch::nn::Module& module, at::MemoryFormat format) {
     torch::Tensor& t = entry.second;
     if (t.dim() == 4) t.set_data(t.contiguous(format));
   }
+}
+
+std::vector<ParameterGroup> Model::parameter_groups() {
+  ParameterGroup all;
+  all.name = "all";
+  for (const auto& p : parameters())
+    if (p.requires_grad()) all.parameters.push_back(p);
+  return {all};
+}
+
+std::vector<torch::Tensor> trainable_parameters(const std::vector<ParameterGroup>& groups) {
+  std::vector<torch::Tensor> out;
+  for (const auto& g : groups) out.insert(out.end(), g.parameters.begin(), g.parameters.end());
+  return out;
 }
 
 std::vector<std::string> model_names() { return registered_names(registry()); }

@@ -1,7 +1,9 @@
 // Model: the interface the trainer sees — forward() on [B,3,32,32] float images
 // giving [B,10] logits, the state (parameters and buffers) in PyTorch's
-// state_dict order, and the memory-format switch. The registry maps a --model
-// name to its constructor.
+// state_dict order, the memory-format switch, and two hooks a model may use:
+// its parameter groups (learning-rate and weight-decay multipliers, groups
+// trained for the first epochs only) and an initialisation from the training
+// data. The registry maps a --model name to its constructor.
 #pragma once
 
 #include <torch/torch.h>
@@ -18,12 +20,37 @@ namespace cifar {
 // One named tensor of a model's state: a parameter or a buffer.
 using NamedTensor = std::pair<std::string, torch::Tensor>;
 
+// Parameters the optimiser treats alike. Parameters that never train
+// (requires_grad false) belong to no group.
+struct ParameterGroup {
+  std::string name;
+  std::vector<torch::Tensor> parameters;
+  double lr_scale = 1.0;            // times the schedule's learning rate
+  double weight_decay_scale = 1.0;  // times --weight-decay
+  int train_epochs = -1;            // trained in epochs [0, train_epochs) only; -1: always
+};
+
 class Model : public torch::nn::Module {
  public:
   explicit Model(const std::string& name) : torch::nn::Module(name) {}
   // x: [B,3,32,32] float, contiguous or channels_last. Returns [B,kNumClasses] logits.
   virtual torch::Tensor forward(const torch::Tensor& x) = 0;
+
+  // Default: one group of every parameter that requires a gradient.
+  virtual std::vector<ParameterGroup> parameter_groups();
+  // How many of the training split's first images initialize_from_data()
+  // wants; 0 (the default): it is not called.
+  virtual int64_t initialization_images() const { return 0; }
+  // Called once after construction with that many of the training split's
+  // first images, normalised as the batches will be ([N,3,32,32] float, CPU).
+  // The result must depend on nothing but these images, so that every rank
+  // computes the same weights.
+  virtual void initialize_from_data(const torch::Tensor& images) {}
 };
+
+// The parameters of `groups`, in order: what the optimiser and the gradient
+// reducer work on.
+std::vector<torch::Tensor> trainable_parameters(const std::vector<ParameterGroup>& groups);
 
 // Parameters and persistent buffers in the order PyTorch's Module.state_dict()
 // lists them: each module's own parameters, then its own buffers, then its

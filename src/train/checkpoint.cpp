@@ -15,6 +15,7 @@
 
 #include "comm/agreement.hpp"
 #include "train/model_io.hpp"
+#include "train/run_plan.hpp"
 #include "train/preemption.hpp"
 #include "util/atomic_file.hpp"
 #include "util/error.hpp"
@@ -163,6 +164,7 @@ std::vector<char> encode_checkpoint(const Checkpoint& c) {
   if (c.device_rng_state.defined()) d.insert(std::string("device_rng_state"), c.device_rng_state);
   d.insert(std::string("loss_scale"), c.loss_scale);
   d.insert(std::string("loss_scale_clean_steps"), static_cast<int64_t>(c.loss_scale_clean_steps));
+  if (!c.lookahead_average.empty()) d.insert(std::string("lookahead"), c10::List<at::Tensor>(c.lookahead_average));
   return torch::pickle_save(c10::IValue(d));
 }
 
@@ -206,6 +208,9 @@ Checkpoint read_checkpoint(const std::string& path) {
   if (f.has("device_rng_state")) c.device_rng_state = f.tensor("device_rng_state");
   c.loss_scale = f.real("loss_scale");
   c.loss_scale_clean_steps = static_cast<int>(f.integer("loss_scale_clean_steps"));
+  if (f.has("lookahead"))
+    for (const auto& t : f.get("lookahead", &c10::IValue::isTensorList, "tensor list").toTensorVector())
+      c.lookahead_average.push_back(t);
   return c;
 }
 
@@ -214,7 +219,7 @@ RunIdentity run_identity(const TrainConfig& config, int world_size, int64_t trai
   r.model = config.model.name;
   r.optimizer = config.optim.optimizer;
   r.world_size = world_size;
-  r.batch_size = config.training.batch_size;
+  r.batch_size = per_rank_batch_size(config.training, world_size);
   r.accumulate = config.training.accumulate;
   r.train_size = train_size;
   r.data_path = config.data.path;
@@ -245,6 +250,8 @@ Checkpoint capture_checkpoint(const RunIdentity& run, const TrainingPosition& po
   if (!state.device.is_cpu()) c.device_rng_state = generator_state(at::globalContext().defaultGenerator(state.device));
   c.loss_scale = state.scaler.current_scale();
   c.loss_scale_clean_steps = state.scaler.clean_steps();
+  if (state.lookahead && state.lookahead->enabled())
+    for (const auto& t : state.lookahead->average()) c.lookahead_average.push_back(t.to(torch::kCPU, false, true));
   return c;
 }
 
@@ -282,6 +289,12 @@ void restore_checkpoint(const Checkpoint& c, const std::string& path, TrainState
                           e.what_without_backtrace() + fix_hint(path));
   }
   state.scaler.restore(c.loss_scale, c.loss_scale_clean_steps);
+  if (state.lookahead && state.lookahead->enabled()) {
+    if (c.lookahead_average.empty())
+      throw CheckpointError("checkpoint '" + path + "' has no lookahead average, but this run uses --lookahead-every" +
+                            fix_hint(path));
+    state.lookahead->restore(c.lookahead_average);
+  }
   set_generator_state(at::detail::getDefaultCPUGenerator(), c.cpu_rng_state);
   if (!state.device.is_cpu() && c.device_rng_state.defined())
     set_generator_state(at::globalContext().defaultGenerator(state.device), c.device_rng_state);

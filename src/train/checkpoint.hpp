@@ -22,6 +22,7 @@
 #include "comm/communicator.hpp"
 #include "config/train_config.hpp"
 #include "model/model.hpp"
+#include "train/lookahead.hpp"
 #include "train/precision.hpp"
 
 namespace cifar {
@@ -54,6 +55,7 @@ struct Checkpoint {
   at::Tensor device_rng_state;  // undefined for CPU runs
   double loss_scale = 1;
   int loss_scale_clean_steps = 0;
+  std::vector<at::Tensor> lookahead_average;  // empty without --lookahead-every
 };
 
 // "ckpt-e0001-s000123.pt"
@@ -75,6 +77,7 @@ struct TrainState {
   torch::optim::Optimizer& optimizer;
   LossScaler& scaler;
   torch::Device device;
+  Lookahead* lookahead = nullptr;  // null or disabled: none
 };
 
 // What a run that continues a checkpoint must share with the run that wrote it.

@@ -10,11 +10,15 @@
 namespace cifar {
 
 std::string to_json(const EpochMetrics& m) {
-  return strprintf(
-      "{\"epoch\": %d, \"steps\": %ld, \"train_loss\": %.6f, \"test_loss\": %.6f, \"test_accuracy\": %.6f, "
-      "\"lr\": %.8g, \"images_per_second\": %.1f, \"epoch_seconds\": %.3f, \"world_size\": %d}",
-      m.epoch, m.steps, m.train_loss, m.test_loss, m.test_accuracy, m.lr, m.images_per_second, m.epoch_seconds,
-      m.world_size);
+  const auto measured = [&](double v) { return m.evaluated ? strprintf("%.6f", v) : std::string("null"); };
+  std::string json = strprintf(
+      "{\"epoch\": %d, \"steps\": %ld, \"train_loss\": %.6f, \"test_loss\": %s, \"test_accuracy\": %s, "
+      "\"lr\": %.8g, \"images_per_second\": %.1f, \"epoch_seconds\": %.3f, \"train_eval_seconds\": %.3f, "
+      "\"world_size\": %d",
+      m.epoch, m.steps, m.train_loss, measured(m.test_loss).c_str(), measured(m.test_accuracy).c_str(), m.lr,
+      m.images_per_second, m.epoch_seconds, m.train_eval_seconds, m.world_size);
+  if (m.time_to_target >= 0) json += strprintf(", \"time_to_target\": %.3f", m.time_to_target);
+  return json + "}";
 }
 
 void MetricsLog::load_existing(int first_epoch) {

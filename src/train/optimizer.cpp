@@ -6,21 +6,34 @@
 namespace cifar {
 namespace {
 
-using Parameters = std::vector<torch::Tensor>;
+using Groups = std::vector<torch::optim::OptimizerParamGroup>;
 
-std::unique_ptr<torch::optim::Optimizer> make_adam(const OptimConfig& c, const Parameters& params) {
-  return std::make_unique<torch::optim::Adam>(params, torch::optim::AdamOptions(c.lr).weight_decay(c.weight_decay));
+// One torch group per model group, with the group's own options.
+template <typename Options>
+Groups torch_groups(const std::vector<ParameterGroup>& groups, const Options& base, double lr, double weight_decay) {
+  Groups out;
+  for (const auto& g : groups) {
+    auto options = std::make_unique<Options>(base);
+    options->lr(lr * g.lr_scale).weight_decay(weight_decay * g.weight_decay_scale);
+    out.emplace_back(g.parameters, std::move(options));
+  }
+  return out;
 }
 
-std::unique_ptr<torch::optim::Optimizer> make_sgd(const OptimConfig& c, const Parameters& params) {
-  return std::make_unique<torch::optim::SGD>(
-      params, torch::optim::SGDOptions(c.lr).momentum(c.momentum).nesterov(c.nesterov).weight_decay(c.weight_decay));
+std::unique_ptr<torch::optim::Optimizer> make_adam(const OptimConfig& c, const std::vector<ParameterGroup>& groups) {
+  const torch::optim::AdamOptions base(c.lr);
+  return std::make_unique<torch::optim::Adam>(torch_groups(groups, base, c.lr, c.weight_decay), base);
+}
+
+std::unique_ptr<torch::optim::Optimizer> make_sgd(const OptimConfig& c, const std::vector<ParameterGroup>& groups) {
+  const auto base = torch::optim::SGDOptions(c.lr).momentum(c.momentum).nesterov(c.nesterov);
+  return std::make_unique<torch::optim::SGD>(torch_groups(groups, base, c.lr, c.weight_decay), base);
 }
 
 struct OptimizerEntry {
   const char* name;
   bool nesterov;  // takes --momentum and --nesterov
-  std::unique_ptr<torch::optim::Optimizer> (*make)(const OptimConfig&, const Parameters&);
+  std::unique_ptr<torch::optim::Optimizer> (*make)(const OptimConfig&, const std::vector<ParameterGroup>&);
 };
 
 const std::vector<OptimizerEntry>& registry() {
@@ -33,18 +46,31 @@ const std::vector<OptimizerEntry>& registry() {
 
 const OptimizerEntry& entry(const std::string& name) { return find_registered(registry(), name, "optimizer"); }
 
+std::vector<ParameterGroup> non_empty(const std::vector<ParameterGroup>& groups) {
+  std::vector<ParameterGroup> out;
+  for (const auto& g : groups)
+    if (!g.parameters.empty()) out.push_back(g);
+  return out;
+}
+
 }  // namespace
 
 std::vector<std::string> optimizer_names() { return registered_names(registry()); }
 
 bool optimizer_supports_nesterov(const std::string& name) { return entry(name).nesterov; }
 
-std::unique_ptr<torch::optim::Optimizer> make_optimizer(const OptimConfig& config, const Parameters& parameters) {
-  return entry(config.optimizer).make(config, parameters);
+Optimizer::Optimizer(const OptimConfig& config, const std::vector<ParameterGroup>& groups)
+    : groups_(non_empty(groups)) {
+  optimizer_ = entry(config.optimizer).make(config, groups_);
 }
 
-void set_learning_rate(torch::optim::Optimizer& optimizer, double lr) {
-  for (auto& group : optimizer.param_groups()) group.options().set_lr(lr);
+void Optimizer::set_learning_rate(double lr, int epoch) {
+  auto& torch_groups = optimizer_->param_groups();
+  for (size_t i = 0; i < torch_groups.size(); ++i) {
+    const ParameterGroup& g = groups_[i];
+    const bool training = g.train_epochs < 0 || epoch < g.train_epochs;
+    torch_groups[i].options().set_lr(training ? lr * g.lr_scale : 0.0);
+  }
 }
 
 }  // namespace cifar

@@ -1,6 +1,6 @@
 // The optimiser registry: --optimizer NAME builds a torch optimiser over the
-// model's parameters from the [optim] section. Adding an optimiser is one
-// entry in optimizer.cpp (docs/extending.md).
+// model's parameter groups from the [optim] section. Adding an optimiser is
+// one entry in optimizer.cpp (docs/extending.md).
 #pragma once
 
 #include <torch/torch.h>
@@ -10,16 +10,31 @@
 #include <vector>
 
 #include "config/train_config.hpp"
+#include "model/model.hpp"
 
 namespace cifar {
 
 std::vector<std::string> optimizer_names();
 // Whether --nesterov means anything to this optimiser.
 bool optimizer_supports_nesterov(const std::string& name);
-// Throws ConfigError listing the valid names for an unknown one.
-std::unique_ptr<torch::optim::Optimizer> make_optimizer(const OptimConfig& config,
-                                                        const std::vector<torch::Tensor>& parameters);
-// Sets every parameter group's learning rate (the schedule's value for a step).
-void set_learning_rate(torch::optim::Optimizer& optimizer, double lr);
+
+// The optimiser of a run: one torch parameter group per (non-empty) model
+// parameter group, each with its learning-rate and weight-decay multipliers.
+// Throws ConfigError listing the valid names for an unknown optimiser.
+class Optimizer {
+ public:
+  Optimizer(const OptimConfig& config, const std::vector<ParameterGroup>& groups);
+
+  // Every group's rate for the coming step: `lr` (the schedule's) times the
+  // group's multiplier, and 0 for a group whose training epochs are over.
+  void set_learning_rate(double lr, int epoch);
+  torch::optim::Optimizer& torch_optimizer() { return *optimizer_; }
+  void zero_grad() { optimizer_->zero_grad(); }
+  void step() { optimizer_->step(); }
+
+ private:
+  std::unique_ptr<torch::optim::Optimizer> optimizer_;
+  std::vector<ParameterGroup> groups_;  // the non-empty ones, in the torch optimiser's order
+};
 
 }  // namespace cifar

@@ -4,31 +4,36 @@
 #include <ATen/autocast_mode.h>
 #include <torch/version.h>
 
-
 namespace cifar {
 
 namespace {
-// LibTorch 2.4 replaced the CUDA-specific autocast switches with per-device ones.
-void set_cuda_autocast(bool enabled, at::ScalarType dtype) {
+// LibTorch 2.4 replaced the device-specific autocast switches with per-device-type ones.
+void set_autocast(bool cuda, bool enabled, at::ScalarType dtype) {
 #if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4)
-  at::autocast::set_autocast_dtype(at::kCUDA, dtype);
-  at::autocast::set_autocast_enabled(at::kCUDA, enabled);
+  const auto device = cuda ? at::kCUDA : at::kCPU;
+  at::autocast::set_autocast_dtype(device, dtype);
+  at::autocast::set_autocast_enabled(device, enabled);
 #else
-  at::autocast::set_autocast_gpu_dtype(dtype);
-  at::autocast::set_enabled(enabled);
+  if (cuda) {
+    at::autocast::set_autocast_gpu_dtype(dtype);
+    at::autocast::set_enabled(enabled);
+  } else {
+    at::autocast::set_autocast_cpu_dtype(dtype);
+    at::autocast::set_cpu_enabled(enabled);
+  }
 #endif
 }
 }  // namespace
 
-AutocastScope::AutocastScope(Precision precision) {
+AutocastScope::AutocastScope(Precision precision, torch::Device device) : cuda_(device.is_cuda()) {
   if (precision == Precision::Fp32) return;
-  set_cuda_autocast(true, precision == Precision::Bf16 ? at::kBFloat16 : at::kHalf);
+  set_autocast(cuda_, true, precision == Precision::Bf16 ? at::kBFloat16 : at::kHalf);
   active_ = true;
 }
 
 AutocastScope::~AutocastScope() {
   if (!active_) return;
-  set_cuda_autocast(false, at::kHalf);
+  set_autocast(cuda_, false, cuda_ ? at::kHalf : at::kBFloat16);
   at::autocast::clear_cache();
 }
 

@@ -1,5 +1,5 @@
-// Mixed precision for GPU training: autocast to bfloat16 or float16 around
-// the forward pass, and dynamic loss scaling for float16 (bfloat16 has
+// Mixed precision: autocast to bfloat16 (CPUs and GPUs) or float16 (GPUs)
+// around the forward pass, and dynamic loss scaling for float16 (bfloat16 has
 // float32's range and needs none). fp32 everywhere else.
 #pragma once
 
@@ -11,15 +11,17 @@
 
 namespace cifar {
 
-// Enables autocast for CUDA ops of this thread while alive (no-op for fp32).
+// Enables autocast for this thread's ops on `device`'s type while alive
+// (no-op for fp32).
 class AutocastScope {
  public:
-  explicit AutocastScope(Precision precision);
+  AutocastScope(Precision precision, torch::Device device);
   ~AutocastScope();
   AutocastScope(const AutocastScope&) = delete;
   AutocastScope& operator=(const AutocastScope&) = delete;
 
  private:
+  bool cuda_ = false;
   bool active_ = false;
 };
 

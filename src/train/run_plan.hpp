@@ -13,6 +13,7 @@ namespace cifar {
 
 struct RunPlan {
   int epochs = 1;
+  int batch_size = 1;           // per rank, per micro-batch
   int accumulate = 1;           // micro-batches per optimiser step
   int64_t samples_per_rank = 0;
   long batches_per_epoch = 0;   // per rank, the same on every rank
@@ -29,6 +30,10 @@ struct RunPlan {
   // ones, or fewer when --max-steps ends the run first.
   long remaining_batches(int epoch, long batch, long steps_done) const;
 };
+
+// The per-rank batch: --batch-size, or --global-batch-size divided among the
+// ranks (ConfigError naming both numbers when it does not divide).
+int per_rank_batch_size(const TrainingConfig& training, int world_size);
 
 RunPlan make_run_plan(int64_t train_size, int world_size, const TrainingConfig& training, bool drop_last,
                       double warmup_epochs);

@@ -50,6 +50,7 @@ Trainer::Trainer(const MpiEnvironment& env, const TrainConfig& config)
       scaler_(config.training.precision == Precision::Fp16),
       profile_(config.runtime.profile, torch::kCPU),
       metrics_(config.output.metrics) {
+  setup_start_ = Clock::now();
   check_placement_and_outputs(env);
   configure_process();
   load_data(env);
@@ -64,9 +65,8 @@ Trainer::~Trainer() = default;
 void Trainer::check_placement_and_outputs(const MpiEnvironment& env) {
   agree_on_startup(env.comm(), [&] {
     placement_ = place_rank(world_, config_.comm.backend, config_.runtime.device);
-    if (config_.training.precision != Precision::Fp32 && !placement_.device.is_cuda()) {
-      throw ConfigError(std::string("--precision ") + to_string(config_.training.precision) +
-                        " needs a GPU (--device cuda); CPUs train in fp32");
+    if (config_.training.precision == Precision::Fp16 && !placement_.device.is_cuda()) {
+      throw ConfigError("--precision fp16 needs a GPU (--device cuda); CPUs train in fp32 or bf16");
     }
     if (world_.rank == 0) {
       check_writable("output", config_.output.model);
@@ -100,14 +100,14 @@ void Trainer::load_data(const MpiEnvironment& env) {
                                   "one sample; use fewer ranks",
                                   config_.data.path.c_str(), static_cast<long long>(data_.train.size()), world_.size));
     }
+    plan_ = make_run_plan(data_.train.size(), world_.size, config_.training, config_.data.drop_last,
+                          config_.optim.warmup_epochs);
   });
   if (placement_.device.is_cuda() && config_.data.on_device) {
     // ~150 MB of uint8 for CIFAR-10: batches are then built on the GPU.
     data_.train.images = data_.train.images.to(placement_.device);
     if (data_.test.size() > 0) data_.test.images = data_.test.images.to(placement_.device);
   }
-  plan_ = make_run_plan(data_.train.size(), world_.size, config_.training, config_.data.drop_last,
-                        config_.optim.warmup_epochs);
   schedule_ = ScheduleOptions{config_.optim.schedule, config_.optim.lr, plan_.total_steps, plan_.warmup_steps};
   progress_ = std::make_unique<ProgressReporter>(plan_, world_.size, config_.output.log_every, world_.rank == 0);
 }
@@ -117,24 +117,40 @@ void Trainer::load_data(const MpiEnvironment& env) {
 void Trainer::build_model() {
   torch::manual_seed(static_cast<uint64_t>(config_.training.seed));
   model_ = make_model(config_.model.name);
+  if (const int64_t n = std::min(model_->initialization_images(), data_.train.size()); n > 0) {
+    model_->initialize_from_data(normalize_batch(data_.train.images.narrow(0, 0, n).cpu(), data_.normalization));
+  }
   model_->to(placement_.device);
   if (config_.model.channels_last) {
     format_ = torch::MemoryFormat::ChannelsLast;  // weights here, batches in the loader
     set_memory_format(*model_, format_);
   }
-  parameters_ = model_->parameters();
-  optimizer_ = make_optimizer(config_.optim, parameters_);
+  const std::vector<ParameterGroup> groups = model_->parameter_groups();
+  parameters_ = trainable_parameters(groups);
+  optimizer_ = std::make_unique<Optimizer>(config_.optim, groups);
+  lookahead_ = std::make_unique<Lookahead>(*model_, config_.optim.lookahead_every, plan_.total_steps);
 }
+
+namespace {
+// What rank 0 holds and every rank must hold without training it: buffers
+// (BatchNorm statistics) and frozen parameters.
+std::vector<torch::Tensor> untrained_state(Model& model) {
+  std::vector<torch::Tensor> state = model.buffers();
+  for (const auto& p : model.parameters())
+    if (!p.requires_grad()) state.push_back(p);
+  return state;
+}
+}  // namespace
 
 void Trainer::build_communication(const MpiEnvironment& env) {
   control_ = std::make_unique<MpiCommunicator>(env.comm(), comm_timeout(config_.comm));
   comm_ = make_communicator(env.comm(), placement_, comm_timeout(config_.comm));
   const BucketOptions buckets{static_cast<size_t>(config_.comm.first_bucket_mb * (1 << 20)),
                               static_cast<size_t>(config_.comm.bucket_mb * (1 << 20))};
-  reducer_ = std::make_unique<GradientReducer>(parameters_, model_->buffers(), *comm_, buckets);
-  checkpoints_ = std::make_unique<Checkpointer>(config_.checkpoint,
-                                                run_identity(config_, world_.size, data_.train.size()),
-                                                TrainState{*model_, *optimizer_, scaler_, placement_.device}, *control_);
+  reducer_ = std::make_unique<GradientReducer>(parameters_, untrained_state(*model_), *comm_, buckets);
+  checkpoints_ = std::make_unique<Checkpointer>(
+      config_.checkpoint, run_identity(config_, world_.size, data_.train.size()),
+      TrainState{*model_, optimizer_->torch_optimizer(), scaler_, placement_.device, lookahead_.get()}, *control_);
 }
 
 void Trainer::resume() {
@@ -154,7 +170,7 @@ void Trainer::announce() const {
                       "bucket(s)",
                       config_.data.path.c_str(), static_cast<long long>(data_.train.size()),
                       static_cast<long long>(data_.test.size()), plan_.batches_per_epoch,
-                      config_.training.batch_size, reducer_->num_buckets()));
+                      plan_.batch_size, reducer_->num_buckets()));
   log::info("configuration:");
   for (const auto& line : config_.describe()) log::info(line);
 }
@@ -164,8 +180,10 @@ void Trainer::announce() const {
 int Trainer::train() {
   announce();
   run_start_ = Clock::now();
+  if (world_.rank == 0)
+    log::info(strprintf("start-up (data, model, communicators) %.1f s", seconds_since(setup_start_)));
   model_->train();
-  while (position_.epoch < plan_.epochs && !plan_.finished(position_.step)) {
+  while (position_.epoch < plan_.epochs && !plan_.finished(position_.step) && !reached_target_) {
     if (!train_epoch()) return kExitPreempted;  // every rank: the checkpoint is complete
     end_epoch();
   }
@@ -181,6 +199,9 @@ BatchLoader Trainer::make_loader() const {
   LoaderOptions o;
   o.normalization = data_.normalization;
   o.augment = d.augment;
+  o.pad = d.crop_pad;
+  o.padding = d.crop_padding;
+  o.flip = d.flip;
   o.seed = static_cast<uint64_t>(config_.training.seed);
   o.rank = world_.rank;
   o.epoch = position_.epoch;
@@ -188,7 +209,7 @@ BatchLoader Trainer::make_loader() const {
   o.prefetch_depth = static_cast<size_t>(d.prefetch_batches);
   o.memory_format = format_;
   o.start_batch = position_.batch_in_epoch;  // not 0 when resuming mid-epoch
-  return BatchLoader(data_.train, distributed_sampler_indices(sampler), config_.training.batch_size, o,
+  return BatchLoader(data_.train, distributed_sampler_indices(sampler), plan_.batch_size, o,
                      placement_.device);
 }
 
@@ -220,7 +241,7 @@ bool Trainer::train_epoch() {
 torch::Tensor Trainer::train_step(const Batch& batch, bool ends_step) {
   if (plan_.starts_step(position_.batch_in_epoch)) {
     optimizer_->zero_grad();
-    set_learning_rate(*optimizer_, learning_rate(schedule_, position_.step));
+    optimizer_->set_learning_rate(learning_rate(schedule_, position_.step), position_.epoch);
   }
   reducer_->broadcast_buffers();
   reducer_->prepare_for_backward(ends_step, position_.step);
@@ -233,7 +254,7 @@ torch::Tensor Trainer::train_step(const Batch& batch, bool ends_step) {
 }
 
 torch::Tensor Trainer::forward_loss(const Batch& batch) {
-  AutocastScope autocast(config_.training.precision);
+  AutocastScope autocast(config_.training.precision, placement_.device);
   const auto logits = model_->forward(batch.images);  // already in the model's memory format
   return torch::nn::functional::cross_entropy(
       logits.to(torch::kFloat32), batch.labels,
@@ -245,6 +266,8 @@ void Trainer::apply_update() {
   profile_.end_comm_wait();
   if (scaler_.unscale_and_check(parameters_)) optimizer_->step();
   ++position_.step;
+  lookahead_->after_step(position_.step);
+  if (plan_.finished(position_.step)) lookahead_->finish();  // the run ends on the average
   profile_.end(StepProfile::kOptimizer);
 }
 
@@ -267,31 +290,62 @@ void Trainer::end_epoch() {
   train_seconds_ += seconds;
   images_trained_ += epoch_.images * world_.size;
   if (config_.runtime.profile) profile_.report(*comm_, epoch_.epoch, world_.num_nodes == 1);
-  if (config_.training.eval)
-    last_eval_ = evaluate(*model_, data_.test, data_.normalization, *comm_, placement_.device, format_);
-  const EpochMetrics row = epoch_metrics(seconds);
-  if (world_.rank == 0) {
-    log::info(strprintf("Epoch %d done: train loss %.4f, test loss %.4f, test accuracy %.4f, %.0f img/s, %.1f s",
-                        row.epoch, row.train_loss, row.test_loss, row.test_accuracy, row.images_per_second, seconds));
-    if (!config_.output.metrics.empty()) metrics_.append(row);
-  }
   // A run stopped by --max-steps mid-epoch continues in this epoch.
   if (position_.batch_in_epoch >= plan_.batches_per_epoch) position_ = {position_.epoch + 1, 0, position_.step};
-  const bool last = position_.epoch == plan_.epochs || plan_.finished(position_.step);
-  checkpoints_->at_epoch_end(position_, epoch_.loss_sum, last);
+  const bool run_ends = position_.epoch == plan_.epochs || plan_.finished(position_.step);
+  EpochMetrics row = epoch_metrics(seconds, evaluate_if_due(run_ends));
+  check_target(row);
+  report_epoch(row);
+  checkpoints_->at_epoch_end(position_, epoch_.loss_sum, run_ends || reached_target_);
 }
 
-EpochMetrics Trainer::epoch_metrics(double epoch_seconds) const {
+// Every --eval-every-epochs epochs and at the run's end.
+bool Trainer::evaluate_if_due(bool run_ends) {
+  const TrainingConfig& t = config_.training;
+  if (!t.eval || (!run_ends && (epoch_.epoch + 1) % t.eval_every_epochs != 0)) return false;
+  const auto start = Clock::now();
+  const EvaluationOptions options{data_.normalization, format_, t.tta, t.precision};
+  last_eval_ = evaluate(*model_, data_.test, options, *comm_, placement_.device);
+  eval_seconds_ += seconds_since(start);
+  return true;
+}
+
+void Trainer::report_epoch(const EpochMetrics& row) {
+  if (world_.rank != 0) return;
+  const std::string test = row.evaluated ? strprintf("test loss %.4f, test accuracy %.4f, ", row.test_loss,
+                                                     row.test_accuracy)
+                                         : std::string();
+  log::info(strprintf("Epoch %d done: train loss %.4f, %s%.0f img/s, %.1f s", row.epoch, row.train_loss,
+                      test.c_str(), row.images_per_second, row.epoch_seconds));
+  if (!config_.output.metrics.empty()) metrics_.append(row);
+}
+
+// --target-accuracy: the time is training plus evaluation since the first
+// step, as the published time-to-accuracy figures count it; start-up and data
+// loading are reported apart (train()).
+void Trainer::check_target(EpochMetrics& row) {
+  const double target = config_.training.target_accuracy;
+  if (target <= 0 || reached_target_ || !row.evaluated || row.test_accuracy < target) return;
+  reached_target_ = true;
+  row.time_to_target = row.train_eval_seconds;
+  if (world_.rank != 0) return;
+  log::info(strprintf("TIME_TO_TARGET seconds=%.2f epochs=%d accuracy=%.4f target=%.4f",
+                      row.train_eval_seconds, row.epoch + 1, row.test_accuracy, target));
+}
+
+EpochMetrics Trainer::epoch_metrics(double epoch_seconds, bool evaluated) const {
   const auto loss = epoch_.loss_sum.cpu();
   EpochMetrics row;
   row.epoch = epoch_.epoch;
   row.steps = position_.step;
   row.train_loss = loss[0].item<double>() / std::max(1.0, loss[1].item<double>());
+  row.evaluated = evaluated;
   row.test_loss = last_eval_.loss;
   row.test_accuracy = last_eval_.accuracy;
   row.lr = learning_rate(schedule_, std::max(0L, position_.step - 1));
   row.images_per_second = static_cast<double>(epoch_.images * world_.size) / std::max(epoch_seconds, 1e-9);
   row.epoch_seconds = epoch_seconds;
+  row.train_eval_seconds = train_seconds_ + eval_seconds_;
   row.world_size = world_.size;
   return row;
 }

@@ -9,7 +9,8 @@
 //       train_step() forward, backward (gradient buckets all-reduce while
 //                    backward runs), and at the end of an optimiser step the
 //                    wait for the averaged gradients and the update
-//     end_epoch()    loss over all ranks, evaluation, metrics, checkpoint
+//     end_epoch()    loss over all ranks, evaluation (and the --target-accuracy
+//                    stop), metrics, checkpoint
 //   then the model file and the RESULT line.
 //
 // Progress lines, the step profile, metrics and checkpoints are attached at
@@ -33,7 +34,9 @@
 #include "train/checkpoint.hpp"
 #include "train/evaluation.hpp"
 #include "train/gradient_reducer.hpp"
+#include "train/lookahead.hpp"
 #include "train/metrics.hpp"
+#include "train/optimizer.hpp"
 #include "train/precision.hpp"
 #include "train/profile.hpp"
 #include "train/progress.hpp"
@@ -82,7 +85,10 @@ class Trainer {
   void apply_update();
   void record_batch(const torch::Tensor& loss, int64_t batch_size);
   void end_epoch();
-  EpochMetrics epoch_metrics(double epoch_seconds) const;
+  bool evaluate_if_due(bool run_ends);
+  void check_target(EpochMetrics& row);
+  void report_epoch(const EpochMetrics& row);
+  EpochMetrics epoch_metrics(double epoch_seconds, bool evaluated) const;
   void save_outputs() const;
 
   BatchLoader make_loader() const;
@@ -99,7 +105,8 @@ class Trainer {
   std::unique_ptr<Communicator> control_;  // host MPI: agreement, preemption and checkpoint decisions
   std::unique_ptr<Communicator> comm_;     // the placement's backend: gradients, evaluation, loss sums
   std::unique_ptr<GradientReducer> reducer_;
-  std::unique_ptr<torch::optim::Optimizer> optimizer_;
+  std::unique_ptr<Optimizer> optimizer_;
+  std::unique_ptr<Lookahead> lookahead_;
   LossScaler scaler_;
   std::unique_ptr<Checkpointer> checkpoints_;
   std::optional<std::array<double, 2>> resumed_loss_;  // the resumed epoch's loss sums, over all ranks
@@ -111,8 +118,10 @@ class Trainer {
   EpochState epoch_;
   Evaluation last_eval_;
   double train_seconds_ = 0;
+  double eval_seconds_ = 0;
   int64_t images_trained_ = 0;  // all ranks
-  Clock::time_point run_start_;
+  bool reached_target_ = false;  // --target-accuracy
+  Clock::time_point setup_start_, run_start_;
 };
 
 }  // namespace cifar

@@ -101,6 +101,37 @@ TEST(BatchTransform, GatherCropAndFlipEqualsTheLoop) {
   EXPECT_TRUE(torch::equal(crop_and_flip_gather(s.images, d, 4), crop_and_flip(s.images, d, 4)));
 }
 
+TEST(BatchTransform, ReflectedCropMatchesTorchsReflectPad) {
+  // F.pad(x, (p,)*4, 'reflect') then the crop at the drawn offset, then the mirror.
+  const Split s = random_split(32, 11);
+  at::Generator gen = at::detail::createCPUGenerator(29);
+  const int pad = 2;
+  const AugmentDraws d = draw_augmentation(32, pad, gen);
+  const torch::Tensor padded = torch::reflection_pad2d(s.images.to(torch::kFloat), {pad, pad, pad, pad});
+  const torch::Tensor got = crop_and_flip(s.images, d, pad, CropPadding::Reflect);
+  for (int64_t b = 0; b < 32; ++b) {
+    const int64_t oy = d.offsets[b][0].item<int64_t>(), ox = d.offsets[b][1].item<int64_t>();
+    torch::Tensor want = padded[b].narrow(1, oy, 32).narrow(2, ox, 32);
+    if (d.flips[b].item<bool>()) want = want.flip({2});
+    ASSERT_TRUE(torch::equal(got[b], want.to(torch::kUInt8))) << "sample " << b;
+  }
+  EXPECT_TRUE(torch::equal(crop_and_flip_gather(s.images, d, pad, CropPadding::Reflect), got));
+}
+
+TEST(BatchTransform, AlternatingFlipsSwapEveryEpochAndIgnoreTheSharding) {
+  const torch::Tensor all = torch::arange(1000, torch::kLong);
+  const torch::Tensor even = alternating_flips(all, 7, 0), odd = alternating_flips(all, 7, 1);
+  EXPECT_TRUE(torch::equal(odd, even.logical_not())) << "each image is mirrored in exactly one of two epochs";
+  EXPECT_TRUE(torch::equal(alternating_flips(all, 7, 2), even));
+  const int64_t mirrored = even.sum().item<int64_t>();
+  EXPECT_GT(mirrored, 430);  // about half: a fair bit per image
+  EXPECT_LT(mirrored, 570);
+  // A rank's shard gets the bits of its own samples, whatever the shard.
+  const torch::Tensor shard = torch::tensor({999, 3, 500}, torch::kLong);
+  EXPECT_TRUE(torch::equal(alternating_flips(shard, 7, 0), even.index_select(0, shard)));
+  EXPECT_FALSE(torch::equal(alternating_flips(all, 8, 0), even)) << "the seed chooses the half";
+}
+
 TEST(BatchLoader, BatchesFollowTheIndicesAndNormalise) {
   const Split s = random_split(100, 6);
   std::vector<int64_t> indices;

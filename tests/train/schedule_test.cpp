@@ -29,5 +29,16 @@ TEST(Schedule, OneCycleRisesFromATwentyFifthThenFalls) {
   EXPECT_NEAR(learning_rate(o, 100), 0.1 / 1e4, 1e-15);
 }
 
+TEST(Schedule, TriangleRisesToThePeakAt23PercentThenFallsTo7Percent) {
+  const ScheduleOptions o{ScheduleKind::Triangle, 2.0, 100, 0};  // peak at step 23
+  EXPECT_DOUBLE_EQ(learning_rate(o, 0), 0.4);
+  EXPECT_DOUBLE_EQ(learning_rate(o, 23), 2.0);
+  EXPECT_NEAR(learning_rate(o, 100), 0.14, 1e-12);
+  EXPECT_NEAR(learning_rate(o, 61), 2.0 * (1.0 - 0.93 * 38.0 / 77.0), 1e-12);
+  const ScheduleOptions early{ScheduleKind::Triangle, 1.0, 100, 10};  // --warmup-epochs places the peak
+  EXPECT_DOUBLE_EQ(learning_rate(early, 10), 1.0);
+  EXPECT_DOUBLE_EQ(learning_rate(early, 5), 0.6);
+}
+
 }  // namespace
 }  // namespace cifar

@@ -1,0 +1,47 @@
+// Lookahead, as the CIFAR-10 speed recipes use it: every `every` optimiser
+// steps, the weights (and BatchNorm statistics) are pulled towards their
+// running average and the average is where training continues,
+//
+//   average = decay * average + (1 - decay) * weights;   weights = average
+//   decay(step) = 0.95^every * (step / total_steps)^3
+//
+// so it does nothing early in the run and smooths more as the learning rate
+// falls; the run ends on the average (finish()). Every rank holds the same
+// weights after each step's all-reduce, so every rank computes the same
+// average without communicating.
+#pragma once
+
+#include <torch/torch.h>
+
+#include <vector>
+
+#include "model/model.hpp"
+
+namespace cifar {
+
+class Lookahead {
+ public:
+  // every == 0: off (every call does nothing).
+  Lookahead(Model& model, int every, long total_steps);
+
+  bool enabled() const { return every_ > 0; }
+  // After optimiser step number `steps_done` (1-based).
+  void after_step(long steps_done);
+  // The run's end: the weights become the average.
+  void finish();
+  static double decay(int every, long steps_done, long total_steps);
+
+  // The running average, for checkpoints (float tensors of the model's state, in state_entries() order).
+  const std::vector<torch::Tensor>& average() const { return average_; }
+  void restore(const std::vector<torch::Tensor>& average);
+
+ private:
+  void pull(double decay);
+
+  int every_;
+  long total_steps_;
+  std::vector<torch::Tensor> state_;    // the model's floating-point parameters and buffers
+  std::vector<torch::Tensor> average_;  // their running average
+};
+
+}  // namespace cifar

@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# tools/bench/time_to_accuracy.sh — how long a configuration takes to reach a
+# test accuracy: runs it to --target-accuracy at one world size for several
+# seeds, one after the other, and prints a table (per seed: time to target,
+# epochs, final accuracy; then mean and standard deviation). The time is
+# training plus evaluation from the first step, as published time-to-accuracy
+# figures count it; start-up is printed apart. A benchmark, run by hand; not a test.
+#
+#   tools/bench/time_to_accuracy.sh --config config/speed94.ini --target 0.94 [--np 2] [--seeds 0,1,2]
+#                                   [--archive PATH] [-- extra cifar_mpi args]
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+
+config=config/speed94.ini target=0.94 np=2 seeds=0,1,2 archive=${CIFAR10_ARCHIVE:-}
+extra=()
+while (($#)); do
+  case $1 in
+    --config) config=$2; shift 2 ;;
+    --target) target=$2; shift 2 ;;
+    --np) np=$2; shift 2 ;;
+    --seeds) seeds=$2; shift 2 ;;
+    --archive) archive=$2; shift 2 ;;
+    --) shift; extra=("$@"); break ;;
+    *) echo "usage: $0 --config INI --target ACC [--np N] [--seeds 0,1,2] [--archive PATH] [-- args]" >&2; exit 2 ;;
+  esac
+done
+[[ -f $config ]] || { echo "time_to_accuracy: config '$config' not found" >&2; exit 2; }
+
+work=${BENCH_WORK:-build/bench/tta}
+mkdir -p "$work"
+cmake --build --preset cpu --target cifar_mpi cifar_pack >/dev/null
+if [[ ! -f data/cifar10.h5 ]]; then
+  [[ -n $archive && -f $archive ]] || { echo "time_to_accuracy: no data/cifar10.h5; pass --archive" >&2; exit 1; }
+  mkdir -p data && build/cpu/cifar_pack --input "$archive" --output data/cifar10.h5 >/dev/null
+fi
+root_flags=()
+[[ $(id -u) -eq 0 ]] && root_flags=(--allow-run-as-root)
+((np > $(nproc))) && root_flags+=(--oversubscribe)
+
+field() { sed -nE "s/.*[ ]$1=([0-9.]+).*/\1/p" "$2" | tail -n 1; }
+
+printf '%-6s %12s %7s %10s %10s\n' seed "time(s)" epochs accuracy "startup(s)"
+times=()
+IFS=, read -r -a seed_list <<<"$seeds"
+for seed in "${seed_list[@]}"; do
+  log=$work/seed$seed.log
+  mpirun "${root_flags[@]}" -np "$np" build/cpu/cifar_mpi --config "$config" --seed "$seed" \
+    --target-accuracy "$target" --output "$work/seed$seed.pth" --metrics "$work/seed$seed.jsonl" \
+    "${extra[@]}" >"$log" 2>&1 || { tail -n 20 "$log"; echo "time_to_accuracy: seed $seed failed" >&2; exit 1; }
+  startup=$(sed -nE 's/^start-up .* ([0-9.]+) s$/\1/p' "$log")
+  accuracy=$(field test_accuracy "$log")
+  if grep -q '^TIME_TO_TARGET' "$log"; then
+    t=$(field seconds "$log"); epochs=$(field epochs "$log")
+    times+=("$t")
+  else
+    t="not reached"; epochs=-
+  fi
+  printf '%-6s %12s %7s %10s %10s\n' "$seed" "$t" "$epochs" "$accuracy" "$startup"
+done
+if ((${#times[@]})); then
+  printf '%s\n' "${times[@]}" | awk -v n="${#seed_list[@]}" -v np="$np" -v target="$target" '
+    {s += $1; ss += $1 * $1; k++}
+    END {m = s / k; sd = k > 1 ? sqrt((ss - k * m * m) / (k - 1)) : 0
+         printf "mean %.1f s, std %.1f s over %d of %d seed(s) reaching %s at np %d\n", m, sd, k, n, target, np}'
+fi
