@@ -47,4 +47,8 @@ void set_learning_rate(torch::optim::Optimizer& optimizer, double lr) {
   for (auto& group : optimizer.param_groups()) group.options().set_lr(lr);
 }
 
+double learning_rate_of(const torch::optim::Optimizer& optimizer) {
+  return optimizer.param_groups().at(0).options().get_lr();
+}
+
 }  // namespace cifar

@@ -21,5 +21,7 @@ std::unique_ptr<torch::optim::Optimizer> make_optimizer(const OptimConfig& confi
                                                         const std::vector<torch::Tensor>& parameters);
 // Sets every parameter group's learning rate (the schedule's value for a step).
 void set_learning_rate(torch::optim::Optimizer& optimizer, double lr);
+// The learning rate the optimiser steps with now (its first group's).
+double learning_rate_of(const torch::optim::Optimizer& optimizer);
 
 }  // namespace cifar
