@@ -3,34 +3,112 @@
 
 #include <algorithm>
 
-#include "data/batch_loader.hpp"
+#include "data/cifar_schema.hpp"
 
 namespace cifar {
+namespace {
+
+constexpr int kClasses = schema::kNumClasses;
+
+bool is_identity(const EvalView& v) { return v.dy == 0 && v.dx == 0 && !v.flip; }
+
+// The same crop and flip for every image of a batch of `size`.
+AugmentDraws fixed_draws(const EvalView& v, int64_t size) {
+  AugmentDraws d;
+  d.offsets = torch::tensor({int64_t{kViewPad + v.dy}, int64_t{kViewPad + v.dx}}, torch::kLong).repeat({size, 1});
+  d.flips = torch::full({size}, v.flip, torch::kBool);
+  return d;
+}
+
+// Logits of a uint8 batch (where the split lives), averaged over the views
+// in order; one view's are the model's own, unscaled.
+torch::Tensor view_logits(Model& model, const torch::Tensor& images, const Normalization& normalization,
+                          const EvalOptions& o) {
+  torch::Tensor sum;
+  for (const EvalView& view : o.views) {
+    const torch::Tensor seen =
+        is_identity(view) ? images : crop_and_flip_gather(images, fixed_draws(view, images.size(0)), kViewPad);
+    const torch::Tensor logits =
+        model.forward(copy_to_device(normalize_batch(seen, normalization, o.format), o.device)).to(torch::kFloat32);
+    sum = sum.defined() ? sum + logits : logits;
+  }
+  return o.views.size() == 1 ? sum : sum / static_cast<double>(o.views.size());
+}
+
+// This rank's stride of the split, in batches of `batch_size`.
+std::vector<torch::Tensor> shard_batches(int64_t samples, int rank, int world, int64_t batch_size,
+                                         torch::Device where) {
+  std::vector<torch::Tensor> batches;
+  if (rank >= samples) return batches;  // more ranks than images: nothing here
+  const torch::Tensor shard = torch::arange(rank, samples, world, torch::TensorOptions().dtype(torch::kLong));
+  for (int64_t begin = 0; begin < shard.size(0); begin += batch_size)
+    batches.push_back(shard.narrow(0, begin, std::min(batch_size, shard.size(0) - begin)).to(where));
+  return batches;
+}
+
+Evaluation from_totals(const torch::Tensor& totals) {
+  const torch::Tensor t = totals.cpu();
+  Evaluation e;
+  const auto* p = t.data_ptr<double>();
+  e.confusion.assign(kClasses * kClasses, 0);
+  for (int i = 0; i < kClasses * kClasses; ++i) {
+    e.confusion[i] = static_cast<int64_t>(p[1 + i]);
+    e.samples += e.confusion[i];
+  }
+  const double n = static_cast<double>(std::max<int64_t>(1, e.samples));
+  e.loss = p[0] / n;
+  e.accuracy = static_cast<double>(e.correct()) / n;
+  return e;
+}
+
+}  // namespace
+
+std::vector<EvalView> tta_views() {
+  std::vector<EvalView> views;
+  for (bool flip : {false, true})
+    for (auto [dy, dx] : {std::pair{0, 0}, {-2, 0}, {2, 0}, {0, -2}, {0, 2}}) views.push_back({dy, dx, flip});
+  return views;
+}
+
+int64_t Evaluation::count(int true_class, int predicted) const {
+  return confusion.at(static_cast<size_t>(true_class * kClasses + predicted));
+}
+
+int64_t Evaluation::correct() const {
+  int64_t n = 0;
+  for (int c = 0; c < kClasses; ++c) n += count(c, c);
+  return n;
+}
+
+int64_t Evaluation::class_count(int true_class) const {
+  int64_t n = 0;
+  for (int p = 0; p < kClasses; ++p) n += count(true_class, p);
+  return n;
+}
+
+double Evaluation::class_accuracy(int true_class) const {
+  const int64_t n = class_count(true_class);
+  return n == 0 ? 0.0 : static_cast<double>(count(true_class, true_class)) / static_cast<double>(n);
+}
 
 Evaluation evaluate(Model& model, const Split& test, const Normalization& normalization, Communicator& comm,
-                    torch::Device device, torch::MemoryFormat format) {
+                    const EvalOptions& options) {
   torch::NoGradGuard no_grad;
   model.eval();
-  std::vector<int64_t> shard;
-  for (int64_t i = comm.rank(); i < test.size(); i += comm.size()) shard.push_back(i);
-  LoaderOptions opts;
-  opts.normalization = normalization;
-  opts.prefetch_depth = 1;
-  opts.memory_format = format;
-  BatchLoader loader(test, shard, 1000, opts, device);
-  auto totals = torch::zeros({3}, torch::TensorOptions().dtype(torch::kFloat64).device(device));
-  while (auto batch = loader.next()) {
-    auto logits = model.forward(batch->images).to(torch::kFloat32);
+  // [loss sum, confusion matrix]: float64 counts are exact far beyond any test split.
+  auto totals = torch::zeros({1 + kClasses * kClasses}, torch::TensorOptions().dtype(torch::kFloat64).device(options.device));
+  for (const torch::Tensor& idx :
+       shard_batches(test.size(), comm.rank(), comm.size(), options.batch_size, test.images.device())) {
+    const torch::Tensor logits = view_logits(model, test.images.index_select(0, idx), normalization, options);
+    const torch::Tensor labels = copy_to_device(test.labels.index_select(0, idx.to(test.labels.device())), options.device);
     totals[0] += torch::nn::functional::cross_entropy(
-        logits, batch->labels, torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kSum));
-    totals[1] += (logits.argmax(1) == batch->labels).sum();
-    totals[2] += batch->labels.size(0);
+        logits, labels, torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kSum));
+    totals.narrow(0, 1, kClasses * kClasses) +=
+        torch::bincount(labels * kClasses + logits.argmax(1), {}, kClasses * kClasses).to(torch::kFloat64);
   }
   comm.all_reduce(totals, ReduceOp::Sum);
-  const auto t = totals.cpu();
-  const double n = std::max(1.0, t[2].item<double>());
   model.train();
-  return {t[0].item<double>() / n, t[1].item<double>() / n};
+  return from_totals(totals);
 }
 
 }  // namespace cifar

@@ -266,8 +266,12 @@ void Trainer::end_epoch() {
   train_seconds_ += seconds;
   images_trained_ += epoch_.images * world_.size;
   if (config_.runtime.profile) profile_.report(*comm_, epoch_.epoch, world_.num_nodes == 1);
-  if (config_.training.eval)
-    last_eval_ = evaluate(*model_, data_.test, data_.normalization, *comm_, placement_.device, format_);
+  if (config_.training.eval) {
+    EvalOptions eval;  // batches of 1000, no test-time augmentation
+    eval.device = placement_.device;
+    eval.format = format_;
+    last_eval_ = evaluate(*model_, data_.test, data_.normalization, *comm_, eval);
+  }
   const EpochMetrics row = epoch_metrics(seconds);
   if (world_.rank == 0) {
     log::info(strprintf("Epoch %d done: train loss %.4f, test loss %.4f, test accuracy %.4f, %.0f img/s, %.1f s",
