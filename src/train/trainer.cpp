@@ -85,7 +85,7 @@ void Trainer::configure_process() const {
 // Every rank reads and validates the data; any failure stops all.
 void Trainer::load_data(const MpiEnvironment& env) {
   agree_on_startup(env.comm(), [&] {
-    data_ = load_dataset(config_.data, config_.training.eval);
+    data_ = load_dataset(config_.data, SplitRequest{true, config_.training.eval});
     if (data_.train.size() < world_.size) {
       throw ConfigError(strprintf("%s has %lld training samples but the job has %d ranks: every rank needs at least "
                                   "one sample; use fewer ranks",
