@@ -69,7 +69,10 @@ refused "cannot open model file 'missing.pth'" --weights missing.pth
 refused "resnet18_ordered.pth' holds a Python OrderedDict" --model resnet18 --weights resnet18_ordered.pth
 rc=0
 mpi 2 "$CIFAR_EVAL" --weights convnet.pth --model vgg >refused.out 2>refused.err || rc=$?
-[[ $rc == 2 ]] && grep -q "'vgg' is not a known model" refused.err || { cat refused.err; fail "--model vgg: exit $rc"; }
+if [[ $rc != 2 ]] || ! grep -q "'vgg' is not a known model" refused.err; then
+  cat refused.err
+  fail "--model vgg exited $rc, expected 2 and a message naming the model"
+fi
 
 "$PYTHON" "$SOURCE_DIR/tools/plot_metrics" --confusion convnet.json --output confusion.png ||
   fail "plot_metrics --confusion failed"
