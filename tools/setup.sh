@@ -19,6 +19,8 @@ packages=(
   slurm-wlm munge
   # Python side: golden files, the reference recipe, plots
   python3 python3-torch python3-torchvision python3-numpy python3-matplotlib python3-h5py
+  # the project-local venv of PyPI-only test tools (tools/setup_python_tools.sh)
+  python3-venv
   # script linting
   shellcheck
 )
@@ -47,3 +49,6 @@ for alt in libblas.so.3-x86_64-linux-gnu liblapack.so.3-x86_64-linux-gnu; do
     "${sudo[@]}" update-alternatives --set "$alt" "$target" >/dev/null
   fi
 done
+
+# PyPI packages Debian does not ship (TensorBoard's reader), pinned, in .venv-tools.
+bash "$(dirname "$0")/setup_python_tools.sh"

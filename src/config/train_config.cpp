@@ -197,6 +197,9 @@ void visit_output_options(OutputConfig& o, Visitor&& v) {
   const Section s = Section::Output;
   v(s, "output", o.model, "model file written by rank 0 at the end (loads in Python with torch.load)");
   v(s, "metrics", o.metrics, "per-epoch metrics file, JSON Lines (empty: none)");
+  v(s, "tensorboard", o.tensorboard,
+    "folder for TensorBoard event files: loss, learning rate and images/s every --log-every batches, losses, "
+    "accuracy and time every epoch (empty: none)");
   v(s, "log-every", o.log_every, "print a progress line every N batches");
 }
 

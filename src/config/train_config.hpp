@@ -105,6 +105,7 @@ struct CheckpointConfig {
 struct OutputConfig {
   std::string model = "ddp_model.pth";   // --output
   std::string metrics = "metrics.jsonl";  // empty: none
+  std::string tensorboard;                // --tensorboard DIR: TensorBoard event files; empty: none
   int log_every = 100;
 };
 

@@ -97,7 +97,7 @@ torch::Tensor crop_and_flip(const torch::Tensor& images, const AugmentDraws& dra
 }
 
 torch::Tensor copy_to_device(const torch::Tensor& host, torch::Device device) {
-  if (device.is_cpu()) return host;
+  if (device.is_cpu() || host.device() == device) return host;  // nothing to copy (GPU-resident data)
   const bool pin = device.is_cuda();
   return (pin ? host.pin_memory() : host).to(device, /*non_blocking=*/pin);
 }

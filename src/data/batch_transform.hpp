@@ -60,7 +60,8 @@ torch::Tensor crop_and_flip_gather(const torch::Tensor& images, const AugmentDra
 // A host tensor on `device` without making the host wait: a plain copy to a
 // GPU synchronises the stream (the host waits for every queued kernel, and
 // cannot queue the next step meanwhile); through pinned memory it is an
-// asynchronous copy ordered on the stream. Unchanged for a CPU device.
+// asynchronous copy ordered on the stream. Unchanged for a CPU device, and
+// for a tensor already on `device`.
 torch::Tensor copy_to_device(const torch::Tensor& host, torch::Device device);
 
 // uint8 [B,3,H,W] -> float [B,3,H,W] on the same device, laid out in `format`

@@ -14,16 +14,23 @@
 namespace cifar {
 
 struct Dataset {
-  Split train;
-  Split test;  // empty when not asked for
+  Split train;  // without images when not asked for, but always with its statistics (info)
+  Split test;   // empty when not asked for
   Normalization normalization;  // what --normalize asks for, for these images
+};
+
+// Which splits' images to read. The training split's statistics are read in
+// any case: --normalize dataset takes them for the test images too.
+struct SplitRequest {
+  bool train = true;
+  bool test = true;
 };
 
 std::vector<std::string> dataset_names();
 
-// Reads `config.dataset` from `config.path`, the test split only when
-// `with_test`. Throws DataError naming the file and the problem, ConfigError
-// for an unknown dataset name.
-Dataset load_dataset(const DataConfig& config, bool with_test);
+// Reads `config.dataset` from `config.path`, the splits `request` asks for.
+// Throws DataError naming the file and the problem, ConfigError for an
+// unknown dataset name.
+Dataset load_dataset(const DataConfig& config, SplitRequest request);
 
 }  // namespace cifar

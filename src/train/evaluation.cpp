@@ -3,71 +3,125 @@
 
 #include <algorithm>
 
-#include "data/batch_loader.hpp"
+#include "data/cifar_schema.hpp"
 #include "train/precision.hpp"
 
 namespace cifar {
 namespace {
 
-torch::Tensor mirrored_mean(Model& model, const torch::Tensor& x) {
-  return 0.5 * model.forward(x).to(torch::kFloat32) + 0.5 * model.forward(x.flip({3})).to(torch::kFloat32);
+constexpr int kClasses = schema::kNumClasses;
+
+bool is_identity(const EvalView& v) { return v.dy == 0 && v.dx == 0 && !v.flip; }
+
+// The same crop and flip for every image of a batch of `size`.
+AugmentDraws fixed_draws(const EvalView& v, int64_t size) {
+  AugmentDraws d;
+  d.offsets = torch::tensor({int64_t{kViewPad + v.dy}, int64_t{kViewPad + v.dx}}, torch::kLong).repeat({size, 1});
+  d.flips = torch::full({size}, v.flip, torch::kBool);
+  return d;
 }
 
-// x shifted by one pixel both ways, with the image reflected at its edges:
-// up-left (the padded image's top-left 32x32 window) and down-right.
-std::pair<torch::Tensor, torch::Tensor> one_pixel_shifts(const torch::Tensor& x) {
-  const int64_t h = x.size(2), w = x.size(3);
-  const auto format = x.suggest_memory_format();
-  const auto padded = torch::reflection_pad2d(x.contiguous(), {1, 1, 1, 1});
-  return {padded.narrow(2, 0, h).narrow(3, 0, w).contiguous(format),
-          padded.narrow(2, 2, h).narrow(3, 2, w).contiguous(format)};
+// Logits of a uint8 batch (where the split lives), averaged over the views
+// with their weights, in order; one view's are the model's own, unscaled.
+torch::Tensor view_logits(Model& model, const torch::Tensor& images, const Normalization& normalization,
+                          const EvalOptions& o) {
+  torch::Tensor sum;
+  for (const EvalView& view : o.views) {
+    const torch::Tensor seen = is_identity(view) ? images
+                                                 : crop_and_flip_gather(images, fixed_draws(view, images.size(0)),
+                                                                        kViewPad, CropPadding::Reflect);
+    torch::Tensor logits;
+    {
+      AutocastScope autocast(o.precision, o.device);
+      logits = model.forward(copy_to_device(normalize_batch(seen, normalization, o.format), o.device));
+    }
+    logits = logits.to(torch::kFloat32);
+    if (o.views.size() > 1) logits = logits * view.weight;
+    sum = sum.defined() ? sum + logits : logits;
+  }
+  return sum;
+}
+
+// This rank's stride of the split, in batches of `batch_size`.
+std::vector<torch::Tensor> shard_batches(int64_t samples, int rank, int world, int64_t batch_size,
+                                         torch::Device where) {
+  std::vector<torch::Tensor> batches;
+  if (rank >= samples) return batches;  // more ranks than images: nothing here
+  const torch::Tensor shard = torch::arange(rank, samples, world, torch::TensorOptions().dtype(torch::kLong));
+  for (int64_t begin = 0; begin < shard.size(0); begin += batch_size)
+    batches.push_back(shard.narrow(0, begin, std::min(batch_size, shard.size(0) - begin)).to(where));
+  return batches;
+}
+
+Evaluation from_totals(const torch::Tensor& totals) {
+  const torch::Tensor t = totals.cpu();
+  Evaluation e;
+  const auto* p = t.data_ptr<double>();
+  e.confusion.assign(kClasses * kClasses, 0);
+  for (int i = 0; i < kClasses * kClasses; ++i) {
+    e.confusion[i] = static_cast<int64_t>(p[1 + i]);
+    e.samples += e.confusion[i];
+  }
+  const double n = static_cast<double>(std::max<int64_t>(1, e.samples));
+  e.loss = p[0] / n;
+  e.accuracy = static_cast<double>(e.correct()) / n;
+  return e;
 }
 
 }  // namespace
 
-torch::Tensor tta_logits(Model& model, const torch::Tensor& images, TtaMode tta) {
-  switch (tta) {
+std::vector<EvalView> tta_views(TtaMode mode) {
+  switch (mode) {
     case TtaMode::None:
-      return model.forward(images).to(torch::kFloat32);
+      return {EvalView{}};
     case TtaMode::Mirror:
-      return mirrored_mean(model, images);
-    case TtaMode::MirrorTranslate: {
-      const auto [up_left, down_right] = one_pixel_shifts(images);
-      const auto translated = 0.5 * mirrored_mean(model, up_left) + 0.5 * mirrored_mean(model, down_right);
-      return 0.5 * mirrored_mean(model, images) + 0.5 * translated;
-    }
+      return {{0, 0, false, 0.5}, {0, 0, true, 0.5}};
+    case TtaMode::MirrorTranslate:
+      return {{0, 0, false, 0.25},    {0, 0, true, 0.25},    {-1, -1, false, 0.125},
+              {-1, -1, true, 0.125}, {1, 1, false, 0.125}, {1, 1, true, 0.125}};
   }
-  return {};
+  return {EvalView{}};
 }
 
-Evaluation evaluate(Model& model, const Split& test, const EvaluationOptions& options, Communicator& comm,
-                    torch::Device device) {
+int64_t Evaluation::count(int true_class, int predicted) const {
+  return confusion.at(static_cast<size_t>(true_class * kClasses + predicted));
+}
+
+int64_t Evaluation::correct() const {
+  int64_t n = 0;
+  for (int c = 0; c < kClasses; ++c) n += count(c, c);
+  return n;
+}
+
+int64_t Evaluation::class_count(int true_class) const {
+  int64_t n = 0;
+  for (int p = 0; p < kClasses; ++p) n += count(true_class, p);
+  return n;
+}
+
+double Evaluation::class_accuracy(int true_class) const {
+  const int64_t n = class_count(true_class);
+  return n == 0 ? 0.0 : static_cast<double>(count(true_class, true_class)) / static_cast<double>(n);
+}
+
+Evaluation evaluate(Model& model, const Split& test, const Normalization& normalization, Communicator& comm,
+                    const EvalOptions& options) {
   torch::NoGradGuard no_grad;
   model.eval();
-  std::vector<int64_t> shard;
-  for (int64_t i = comm.rank(); i < test.size(); i += comm.size()) shard.push_back(i);
-  LoaderOptions opts;
-  opts.normalization = options.normalization;
-  opts.prefetch_depth = 1;
-  opts.memory_format = options.memory_format;
-  BatchLoader loader(test, shard, options.batch_size, opts, device);
-  auto totals = torch::zeros({3}, torch::TensorOptions().dtype(torch::kFloat64).device(device));
-  while (auto batch = loader.next()) {
-    torch::Tensor logits;
-    {
-      AutocastScope autocast(options.precision, device);
-      logits = tta_logits(model, batch->images, options.tta);
-    }
+  // [loss sum, confusion matrix]: float64 counts are exact far beyond any test split.
+  auto totals = torch::zeros({1 + kClasses * kClasses}, torch::TensorOptions().dtype(torch::kFloat64).device(options.device));
+  for (const torch::Tensor& idx :
+       shard_batches(test.size(), comm.rank(), comm.size(), options.batch_size, test.images.device())) {
+    const torch::Tensor logits = view_logits(model, test.images.index_select(0, idx), normalization, options);
+    const torch::Tensor labels = copy_to_device(test.labels.index_select(0, idx.to(test.labels.device())), options.device);
     totals[0] += torch::nn::functional::cross_entropy(
-        logits, batch->labels, torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kSum));
-    totals[1] += (logits.argmax(1) == batch->labels).sum();
-    totals[2] += batch->labels.size(0);
+        logits, labels, torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kSum));
+    totals.narrow(0, 1, kClasses * kClasses) +=
+        torch::bincount(labels * kClasses + logits.argmax(1), {}, kClasses * kClasses).to(torch::kFloat64);
   }
   comm.all_reduce(totals, ReduceOp::Sum);
-  const auto t = totals.cpu();
-  const double n = std::max(1.0, t[2].item<double>());
   model.train();
-  return {t[0].item<double>() / n, t[1].item<double>() / n};
+  return from_totals(totals);
 }
 
 }  // namespace cifar

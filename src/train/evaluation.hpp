@@ -1,15 +1,22 @@
 // Test-set evaluation, distributed: each rank scores its stride of the test
-// split (no padding, so no sample counts twice); correct counts and loss sums
-// are all-reduced, so every rank returns the same numbers.
+// split (no padding, so no sample counts twice); loss sums and the confusion
+// matrix are all-reduced in one collective, so every rank returns the same
+// numbers. The trainer (after each epoch) and cifar_eval both use it.
 //
-// Test-time augmentation averages the logits of several views of each image,
-// as the CIFAR-10 speed recipes do:
+// Test-time augmentation: each image is scored in several views and the
+// views' logits are averaged with the views' weights. A view is the training
+// augmentation's crop and flip (data/batch_transform.hpp) with fixed draws
+// and reflected padding, so train and test see the same transformations.
+// --tta (the CIFAR-10 speed recipes' test-time augmentation):
+//   none              the image
 //   mirror            (f(x) + f(mirror x)) / 2
-//   mirror-translate  (mirror(x) + (mirror(x shifted up-left by 1) + mirror(x shifted down-right by 1)) / 2) / 2,
-//                     the shifts with the image reflected at its edges
+//   mirror-translate  mirror(x) / 2 + (mirror(x shifted up-left by 1) + mirror(x shifted down-right by 1)) / 4
 #pragma once
 
 #include <torch/torch.h>
+
+#include <cstdint>
+#include <vector>
 
 #include "comm/communicator.hpp"
 #include "config/choices.hpp"
@@ -19,24 +26,45 @@
 
 namespace cifar {
 
-struct Evaluation {
-  double loss = 0;      // mean cross-entropy (of the averaged logits with test-time augmentation)
-  double accuracy = 0;  // fraction of the split classified correctly
+// The crop at (kViewPad + dy, kViewPad + dx) of the image padded by
+// kViewPad reflected pixels, mirrored afterwards when `flip`: the image
+// shifted by (-dy, -dx). {0, 0, false} is the image itself. `weight`: its
+// share of the averaged logits (the weights of a view list add up to 1).
+struct EvalView {
+  int dy = 0;
+  int dx = 0;
+  bool flip = false;
+  double weight = 1.0;
 };
+inline constexpr int kViewPad = 2;
 
-struct EvaluationOptions {
-  Normalization normalization;
-  torch::MemoryFormat memory_format = torch::MemoryFormat::Contiguous;
-  TtaMode tta = TtaMode::None;
+// The views of a --tta mode, as listed above.
+std::vector<EvalView> tta_views(TtaMode mode);
+
+struct EvalOptions {
+  int64_t batch_size = 1000;  // images per forward pass per rank
+  std::vector<EvalView> views = {EvalView{}};
+  torch::Device device = torch::kCPU;  // where the model runs
+  torch::MemoryFormat format = torch::MemoryFormat::Contiguous;
   Precision precision = Precision::Fp32;  // autocast of the forward passes
-  int64_t batch_size = 1000;
 };
 
-// The logits of `images` (a normalised batch) averaged over the views of `tta`.
-torch::Tensor tta_logits(Model& model, const torch::Tensor& images, TtaMode tta);
+struct Evaluation {
+  double loss = 0;      // mean cross-entropy of the (view-averaged) logits
+  double accuracy = 0;  // fraction of the split classified correctly
+  int64_t samples = 0;
+  // confusion[t * kNumClasses + p]: images of true class t predicted as p.
+  std::vector<int64_t> confusion;
 
-// Collective over `comm`. Leaves the model in training mode.
-Evaluation evaluate(Model& model, const Split& test, const EvaluationOptions& options, Communicator& comm,
-                    torch::Device device);
+  int64_t count(int true_class, int predicted) const;
+  int64_t correct() const;                       // the diagonal's sum
+  int64_t class_count(int true_class) const;     // images of that class
+  double class_accuracy(int true_class) const;   // 0 for a class with no images
+};
+
+// Collective over `comm`. `test` may live on the CPU or on options.device.
+// Leaves the model in training mode.
+Evaluation evaluate(Model& model, const Split& test, const Normalization& normalization, Communicator& comm,
+                    const EvalOptions& options);
 
 }  // namespace cifar

@@ -35,6 +35,9 @@ std::vector<char> read_file(const std::string& path) {
   return bytes;
 }
 
+// LibTorch's messages may run over several lines; ours are one.
+std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
+
 std::string shape_text(at::IntArrayRef sizes) {
   std::ostringstream os;
   os << sizes;
@@ -62,7 +65,7 @@ c10::Dict<c10::IValue, c10::IValue> read_state_dict(const std::string& path) {
                             "read; re-save it as a plain dict: python3 -c \"import torch; "
                             "torch.save(dict(torch.load('" + path + "')), '" + path + "')\"");
     throw CheckpointError("model file '" + path + "' is not a readable torch.save file (truncated or corrupt?): " +
-                          e.what_without_backtrace());
+                          first_line(e.what_without_backtrace()));
   }
   if (!value.isGenericDict())
     throw CheckpointError("model file '" + path + "' holds a " + value.tagKind() +
@@ -109,31 +112,30 @@ void save_state_dict(const Model& model, const std::string& path) {
 
 void load_state_dict(Model& model, const std::string& path) { apply_state_dict(model, read_state_dict(path), path); }
 
+// Every refusal is one line: the file, the model it is not, the first key
+// that differs, and the fix.
 void apply_state_dict(Model& model, const c10::Dict<c10::IValue, c10::IValue>& file, const std::string& path) {
+  const std::string not_this = "model file '" + path + "' does not hold a " + model.name() + ": ";
+  const std::string fix = " (saved from another model? check --model)";
   // Check everything before copying anything: a rejected file leaves the model as it was.
   std::vector<std::pair<at::Tensor, at::Tensor>> copies;  // (target, source)
   std::set<std::string> expected;
   for (auto& [name, target] : state_entries(model)) {
     expected.insert(name);
     const auto it = file.find(c10::IValue(name));
-    if (it == file.end())
-      throw CheckpointError("model file '" + path + "' has no '" + name + "': it was saved from another model (" +
-                            "this one is " + model.name() + "; check --model)");
+    if (it == file.end()) throw CheckpointError(not_this + "it has no '" + name + "'" + fix);
     if (!it->value().isTensor())
-      throw CheckpointError("model file '" + path + "': '" + name + "' is a " + it->value().tagKind() +
-                            ", not a tensor");
+      throw CheckpointError(not_this + "'" + name + "' is a " + it->value().tagKind() + ", not a tensor");
     const at::Tensor source = it->value().toTensor();
     if (source.sizes() != target.sizes())
-      throw CheckpointError("model file '" + path + "': '" + name + "' has shape " + shape_text(source.sizes()) +
-                            " but " + model.name() + " expects " + shape_text(target.sizes()) +
-                            " (saved from another model? check --model)");
+      throw CheckpointError(not_this + "'" + name + "' has shape " + shape_text(source.sizes()) + " but " +
+                            model.name() + " expects " + shape_text(target.sizes()) + fix);
     copies.emplace_back(target, source);
   }
   for (const auto& entry : file) {
     const std::string key = entry.key().isString() ? entry.key().toStringRef() : entry.key().tagKind();
     if (!expected.count(key))
-      throw CheckpointError("model file '" + path + "' has '" + key + "', which " + model.name() +
-                            " does not have (saved from another model? check --model)");
+      throw CheckpointError(not_this + "it has '" + key + "', which " + model.name() + " does not have" + fix);
   }
   torch::NoGradGuard no_grad;
   for (auto& [target, source] : copies) target.copy_(source);

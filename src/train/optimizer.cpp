@@ -73,4 +73,8 @@ void Optimizer::set_learning_rate(double lr, int epoch) {
   }
 }
 
+double learning_rate_of(const torch::optim::Optimizer& optimizer) {
+  return optimizer.param_groups().at(0).options().get_lr();
+}
+
 }  // namespace cifar

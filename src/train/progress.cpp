@@ -22,16 +22,18 @@ std::string progress_line(int epoch, long batch, long batches, double loss, doub
                    images_per_second, format_duration(eta_seconds).c_str());
 }
 
-void ProgressReporter::after_batch(int epoch, long batch, long steps_done, int64_t epoch_images,
-                                   const torch::Tensor& loss) const {
-  if (!printing_ || batch % log_every_ != 0) return;
+std::optional<StepReport> ProgressReporter::after_batch(int epoch, long batch, long steps_done, int64_t epoch_images,
+                                                       const torch::Tensor& loss) const {
+  if (!printing_ || batch % log_every_ != 0) return std::nullopt;
   const double elapsed =
       std::max(1e-9, std::chrono::duration<double>(std::chrono::steady_clock::now() - epoch_start_).count());
-  const double rate = static_cast<double>(epoch_images * world_size_) / elapsed;
+  StepReport r{epoch, batch, steps_done, loss.item<double>(), static_cast<double>(epoch_images * world_size_) / elapsed,
+               0};
   // Batches since this epoch (or this resumed part of it) started.
   const double seconds_per_batch = elapsed / static_cast<double>(batch + 1);
-  const double eta = seconds_per_batch * static_cast<double>(plan_.remaining_batches(epoch, batch, steps_done));
-  log::info(progress_line(epoch, batch, plan_.batches_per_epoch, loss.item<double>(), rate, eta));
+  r.eta_seconds = seconds_per_batch * static_cast<double>(plan_.remaining_batches(epoch, batch, steps_done));
+  log::info(progress_line(epoch, batch, plan_.batches_per_epoch, r.loss, r.images_per_second, r.eta_seconds));
+  return r;
 }
 
 }  // namespace cifar

@@ -5,6 +5,7 @@
 #include <torch/types.h>
 
 #include <chrono>
+#include <optional>
 #include <string>
 
 #include "train/run_plan.hpp"
@@ -16,6 +17,17 @@ std::string progress_line(int epoch, long batch, long batches, double loss, doub
                           double eta_seconds);
 std::string format_duration(double seconds);  // "3m12s", "1h02m", "45s"
 
+// What a progress line says, for the other consumers of the same moments
+// (the TensorBoard log).
+struct StepReport {
+  int epoch = 0;
+  long batch = 0;            // 0-based, in the epoch
+  long step = 0;             // optimiser steps done
+  double loss = 0;           // of this batch, on this rank
+  double images_per_second = 0;  // all ranks, since the epoch (or its resumed part) started
+  double eta_seconds = 0;
+};
+
 class ProgressReporter {
  public:
   // `printing`: this rank prints (rank 0); the others only count.
@@ -25,8 +37,10 @@ class ProgressReporter {
   void start_epoch() { epoch_start_ = std::chrono::steady_clock::now(); }
   // After batch `batch` (0-based) of `epoch`, with `epoch_images` images
   // trained by this rank so far in the epoch and `steps_done` optimiser
-  // steps. Reads `loss` (which may live on a GPU) only when a line is due.
-  void after_batch(int epoch, long batch, long steps_done, int64_t epoch_images, const torch::Tensor& loss) const;
+  // steps. Reads `loss` (which may live on a GPU) only when a line is due,
+  // and returns the line's numbers then (on the printing rank only).
+  std::optional<StepReport> after_batch(int epoch, long batch, long steps_done, int64_t epoch_images,
+                                        const torch::Tensor& loss) const;
 
  private:
   const RunPlan& plan_;

@@ -3,8 +3,6 @@
 // save_outputs().
 #include "train/trainer.hpp"
 
-#include <unistd.h>
-
 #include "comm/agreement.hpp"
 #include "comm/mpi_communicator.hpp"
 #include "data/distributed_sampler.hpp"
@@ -22,18 +20,6 @@ namespace {
 
 double seconds_since(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
-}
-
-// An output file's folder must exist (it is created) and be writable before
-// any training time is spent.
-void check_writable(const std::string& option, const std::string& path) {
-  if (path.empty()) return;
-  const std::string folder = paths::parent(paths::absolute(path));
-  const std::string why = paths::create_directories(folder);
-  if (!why.empty() || access(folder.c_str(), W_OK) != 0) {
-    throw ConfigError(strprintf("--%s %s: cannot write to folder %s (%s); choose a writable path", option.c_str(),
-                                path.c_str(), folder.c_str(), why.empty() ? "permission denied" : why.c_str()));
-  }
 }
 
 std::chrono::milliseconds comm_timeout(const CommConfig& c) {
@@ -57,6 +43,7 @@ Trainer::Trainer(const MpiEnvironment& env, const TrainConfig& config)
   build_model();
   build_communication(env);
   resume();
+  open_tensorboard();
 }
 
 Trainer::~Trainer() = default;
@@ -69,8 +56,12 @@ void Trainer::check_placement_and_outputs(const MpiEnvironment& env) {
       throw ConfigError("--precision fp16 needs a GPU (--device cuda); CPUs train in fp32 or bf16");
     }
     if (world_.rank == 0) {
-      check_writable("output", config_.output.model);
-      check_writable("metrics", config_.output.metrics);
+      // Output folders must be writable before any training time is spent.
+      paths::require_writable_file("output", config_.output.model);
+      paths::require_writable_file("metrics", config_.output.metrics);
+      const std::string& tensorboard = config_.output.tensorboard;
+      if (!tensorboard.empty())
+        paths::require_writable_folder("tensorboard", tensorboard, paths::absolute(tensorboard));
     }
   });
   profile_ = StepProfile(config_.runtime.profile, placement_.device);
@@ -94,7 +85,7 @@ void Trainer::configure_process() const {
 // Every rank reads and validates the data; any failure stops all.
 void Trainer::load_data(const MpiEnvironment& env) {
   agree_on_startup(env.comm(), [&] {
-    data_ = load_dataset(config_.data, config_.training.eval);
+    data_ = load_dataset(config_.data, SplitRequest{true, config_.training.eval});
     if (data_.train.size() < world_.size) {
       throw ConfigError(strprintf("%s has %lld training samples but the job has %d ranks: every rank needs at least "
                                   "one sample; use fewer ranks",
@@ -159,6 +150,12 @@ void Trainer::resume() {
   position_ = checkpoint->position;
   resumed_loss_ = std::array<double, 2>{checkpoint->epoch_loss_sum, checkpoint->epoch_loss_count};
   if (world_.rank == 0) metrics_.load_existing(position_.epoch);
+}
+
+// After resume(): a resumed run's events continue from its checkpoint's step.
+void Trainer::open_tensorboard() {
+  if (world_.rank != 0 || config_.output.tensorboard.empty()) return;
+  tensorboard_ = std::make_unique<TensorBoardLog>(config_.output.tensorboard, position_.step, config_.training.eval);
 }
 
 void Trainer::announce() const {
@@ -280,7 +277,9 @@ void Trainer::record_batch(const torch::Tensor& loss, int64_t batch_size) {
     epoch_.loss_sum[1] += batch_size;
   }
   epoch_.images += batch_size;
-  progress_->after_batch(position_.epoch, position_.batch_in_epoch, position_.step, epoch_.images, loss);
+  const auto report =
+      progress_->after_batch(position_.epoch, position_.batch_in_epoch, position_.step, epoch_.images, loss);
+  if (report && tensorboard_) tensorboard_->add_step(*report, learning_rate(schedule_, std::max(0L, position_.step - 1)));
   profile_.end(StepProfile::kOther);
 }
 
@@ -304,8 +303,12 @@ bool Trainer::evaluate_if_due(bool run_ends) {
   const TrainingConfig& t = config_.training;
   if (!t.eval || (!run_ends && (epoch_.epoch + 1) % t.eval_every_epochs != 0)) return false;
   const auto start = Clock::now();
-  const EvaluationOptions options{data_.normalization, format_, t.tta, t.precision};
-  last_eval_ = evaluate(*model_, data_.test, options, *comm_, placement_.device);
+  EvalOptions options;  // batches of 1000
+  options.views = tta_views(t.tta);
+  options.device = placement_.device;
+  options.format = format_;
+  options.precision = t.precision;
+  last_eval_ = evaluate(*model_, data_.test, data_.normalization, *comm_, options);
   eval_seconds_ += seconds_since(start);
   return true;
 }
@@ -318,6 +321,7 @@ void Trainer::report_epoch(const EpochMetrics& row) {
   log::info(strprintf("Epoch %d done: train loss %.4f, %s%.0f img/s, %.1f s", row.epoch, row.train_loss,
                       test.c_str(), row.images_per_second, row.epoch_seconds));
   if (!config_.output.metrics.empty()) metrics_.append(row);
+  if (tensorboard_) tensorboard_->add_epoch(row);
 }
 
 // --target-accuracy: the time is training plus evaluation since the first

@@ -13,8 +13,8 @@
 //                    stop), metrics, checkpoint
 //   then the model file and the RESULT line.
 //
-// Progress lines, the step profile, metrics and checkpoints are attached at
-// those points only.
+// Progress lines, the step profile, metrics, TensorBoard scalars and
+// checkpoints are attached at those points only.
 #pragma once
 
 #include <torch/torch.h>
@@ -42,6 +42,7 @@
 #include "train/progress.hpp"
 #include "train/run_plan.hpp"
 #include "train/schedule.hpp"
+#include "train/tensorboard.hpp"
 
 namespace cifar {
 
@@ -76,6 +77,7 @@ class Trainer {
   void build_model();
   void build_communication(const MpiEnvironment& env);
   void resume();
+  void open_tensorboard();
   void announce() const;
 
   // The run.
@@ -113,6 +115,7 @@ class Trainer {
   StepProfile profile_;
   std::unique_ptr<ProgressReporter> progress_;
   MetricsLog metrics_;
+  std::unique_ptr<TensorBoardLog> tensorboard_;  // rank 0, with --tensorboard
 
   TrainingPosition position_;  // epoch, batches done in it, optimiser steps done
   EpochState epoch_;

@@ -13,6 +13,7 @@
 #include <memory>
 
 #include "util/error.hpp"
+#include "util/log.hpp"
 
 namespace cifar::paths {
 
@@ -107,6 +108,18 @@ std::string remove_all(const std::string& path) {
     return path + ": " + std::strerror(errno);
   }
   return failure;
+}
+
+void require_writable_folder(const std::string& option, const std::string& value, const std::string& folder) {
+  const std::string why = create_directories(folder);
+  if (!why.empty() || access(folder.c_str(), W_OK) != 0) {
+    throw ConfigError(strprintf("--%s %s: cannot write to folder %s (%s); choose a writable path", option.c_str(),
+                                value.c_str(), folder.c_str(), why.empty() ? "permission denied" : why.c_str()));
+  }
+}
+
+void require_writable_file(const std::string& option, const std::string& path) {
+  if (!path.empty()) require_writable_folder(option, path, parent(absolute(path)));
 }
 
 std::string temp_directory() {

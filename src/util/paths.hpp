@@ -40,6 +40,12 @@ std::string create_directories(const std::string& path);
 // when absent. Returns "" on success, else "<what failed>: <strerror>".
 std::string remove_all(const std::string& path);
 
+// Output folders are checked before a program spends time: creates `folder`
+// (mkdir -p) and throws ConfigError "--OPTION VALUE: cannot write to folder
+// FOLDER (reason); choose a writable path" unless it is writable.
+void require_writable_folder(const std::string& option, const std::string& value, const std::string& folder);
+// The same for the folder of the output file `path`; nothing when `path` is empty.
+void require_writable_file(const std::string& option, const std::string& path);
 // $TMPDIR when set, else /tmp.
 std::string temp_directory();
 // A new, empty folder in temp_directory() named `prefix` + 6 unique

@@ -1,6 +1,7 @@
 #!/usr/bin/python3
 """tools/plot_metrics on two synthetic metrics files writes a real PNG, and a
-malformed file fails with a message naming its line.
+malformed file fails with a message naming its line; --confusion draws a
+synthetic cifar_eval JSON, and refuses one without a confusion matrix.
 Usage: plot_metrics_test.py PLOT_METRICS WORK_DIR"""
 import json
 import math
@@ -17,6 +18,31 @@ def write_run(path, epochs, speed, rate):
                                 "test_accuracy": 1.0 - loss / 2.6, "lr": 1e-3,
                                 "images_per_second": speed + 10 * e, "epoch_seconds": 50000 / speed,
                                 "world_size": 2}) + "\n")
+
+
+def check_confusion(tool, work):
+    """--confusion on a 10-class evaluation with a known diagonal."""
+    classes = ["airplane", "automobile", "bird", "cat", "deer", "dog", "frog", "horse", "ship", "truck"]
+    confusion = [[50 if t == p else (t + p) % 4 for p in range(10)] for t in range(10)]
+    evaluation = {"model": "convnet", "samples": sum(map(sum, confusion)), "views": 10,
+                  "accuracy": 500 / sum(map(sum, confusion)), "classes": classes,
+                  "class_accuracy": [50 / sum(row) for row in confusion], "confusion": confusion}
+    path, png = os.path.join(work, "eval.json"), os.path.join(work, "confusion.png")
+    with open(path, "w") as f:
+        json.dump(evaluation, f)
+    r = subprocess.run([sys.executable, tool, "--confusion", path, "--output", png], capture_output=True, text=True)
+    print(r.stdout, r.stderr)
+    failures = []
+    data = open(png, "rb").read() if r.returncode == 0 and os.path.exists(png) else b""
+    if not data.startswith(b"\x89PNG\r\n\x1a\n") or len(data) < 20000:
+        failures.append(f"--confusion: rc={r.returncode}, {len(data)} bytes of PNG")
+    del evaluation["confusion"]
+    with open(path, "w") as f:
+        json.dump(evaluation, f)
+    r = subprocess.run([sys.executable, tool, "--confusion", path, "--output", png], capture_output=True, text=True)
+    if r.returncode == 0 or "eval.json: missing key(s) confusion" not in r.stderr:
+        failures.append(f"evaluation without a confusion matrix not reported: rc={r.returncode} stderr={r.stderr!r}")
+    return failures
 
 
 def main():
@@ -50,6 +76,7 @@ def main():
     if r.returncode == 0 or "bad.jsonl:1: missing key(s) test_loss" not in r.stderr:
         failures.append(f"malformed file not reported: rc={r.returncode} stderr={r.stderr!r}")
 
+    failures += check_confusion(tool, work)
     for f in failures:
         print("FAIL", f)
     if failures:

@@ -1,7 +1,13 @@
-// Evaluation at several world sizes: the distributed loss and accuracy equal
-// one process scoring the whole split itself, with and without test-time
-// augmentation, and the augmentation's views are the documented ones.
+// Distributed evaluation with known answers, at np 1, 2 and 3: a model that
+// calls every image by its brightest channel (classes 0..2) scores images
+// built so that the confusion matrix, the loss and the test-time-augmented
+// logits are known in closed form; every rank must return them. And a real
+// network scored with each --tta mode gives what one process computes with
+// the documented views (reflected one-pixel shifts, mirrors, weights).
 #include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <cmath>
 
 #include "comm/mpi_communicator.hpp"
 #include "support/mpi_test_env.hpp"
@@ -10,60 +16,134 @@
 namespace cifar {
 namespace {
 
+constexpr int kClasses = schema::kNumClasses;
+
 MpiCommunicator& comm() {
   static MpiCommunicator c(test::env().comm());
   return c;
 }
 
-Split test_split(int64_t n) {
-  torch::manual_seed(5);
+// Logits: the mean of each channel for classes 0..2, and 0 for the others.
+class BrightestChannel : public Model {
+ public:
+  BrightestChannel() : Model("brightest_channel") {}
+  torch::Tensor forward(const torch::Tensor& x) override {
+    const torch::Tensor means = x.mean({2, 3});
+    return torch::cat({means, torch::zeros({x.size(0), kClasses - 3})}, 1);
+  }
+};
+
+// Image i: channel i % 3 at 255 everywhere (normalised: 1), the others 0
+// (normalised: -1); label i % 10. 37 images: shards of unequal size.
+Split known_split() {
+  constexpr int64_t n = 37;
   Split s;
   s.name = "test";
-  s.images = torch::randint(0, 256, {n, 3, 32, 32}, torch::kLong).to(torch::kUInt8);
-  s.labels = torch::randint(0, schema::kNumClasses, {n}, torch::kLong);
+  s.images = torch::zeros({n, 3, 32, 32}, torch::kUInt8);
+  s.labels = torch::arange(n, torch::kLong) % kClasses;
+  for (int64_t i = 0; i < n; ++i) s.images[i][i % 3].fill_(255);
   return s;
 }
 
-// The same numbers computed by one process over the whole split, batch by batch.
-Evaluation score_alone(Model& model, const Split& s, const EvaluationOptions& o) {
-  torch::NoGradGuard no_grad;
-  model.eval();
-  const auto logits = tta_logits(model, normalize_batch(s.images, o.normalization), o.tta);
-  const double loss = torch::nn::functional::cross_entropy(logits, s.labels).item<double>();
-  const double accuracy = (logits.argmax(1) == s.labels).to(torch::kDouble).mean().item<double>();
-  model.train();
-  return {loss, accuracy};
-}
-
-TEST(Evaluation, DistributedEqualsOneProcessForEveryTta) {
-  torch::manual_seed(1);  // the same weights on every rank
-  auto model = make_model("convnet");
-  const Split s = test_split(101);  // does not divide by 2 or 4: shards of unequal size
-  for (TtaMode tta : {TtaMode::None, TtaMode::Mirror, TtaMode::MirrorTranslate}) {
-    EvaluationOptions o;
-    o.tta = tta;
-    o.batch_size = 16;
-    const Evaluation got = evaluate(*model, s, o, comm(), torch::kCPU);
-    const Evaluation want = score_alone(*model, s, o);
-    EXPECT_NEAR(got.loss, want.loss, 1e-5 * want.loss) << to_string(tta);
-    EXPECT_DOUBLE_EQ(got.accuracy, want.accuracy) << to_string(tta);
+// The expected mean loss when the bright channel's logit is `bright` and
+// the other two channels' are -1, classes 3..9 at 0.
+double expected_loss(const Split& s, double bright) {
+  double sum = 0;
+  for (int64_t i = 0; i < s.size(); ++i) {
+    std::vector<double> logits(kClasses, 0.0);
+    for (int c = 0; c < 3; ++c) logits[c] = c == i % 3 ? bright : -1.0;
+    double z = 0;
+    for (double l : logits) z += std::exp(l);
+    sum += std::log(z) - logits[i % kClasses];
   }
+  return sum / static_cast<double>(s.size());
 }
 
-TEST(Evaluation, TtaViewsAreTheMirrorAndOnePixelShifts) {
-  torch::manual_seed(2);
-  auto model = make_model("convnet");
-  torch::NoGradGuard no_grad;
-  model->eval();
-  const auto x = torch::randn({2, 3, 32, 32});
-  const auto f = [&](const torch::Tensor& v) { return model->forward(v); };
+void expect_known_confusion(const Evaluation& e, const Split& s) {
+  ASSERT_EQ(e.samples, s.size());
+  int64_t correct = 0;
+  for (int t = 0; t < kClasses; ++t) {
+    for (int p = 0; p < kClasses; ++p) {
+      int64_t n = 0;  // images with label t whose bright channel is p
+      for (int64_t i = 0; i < s.size(); ++i) n += (i % kClasses == t && i % 3 == p);
+      EXPECT_EQ(e.count(t, p), n) << "true " << t << ", predicted " << p;
+      if (t == p) correct += n;
+    }
+  }
+  EXPECT_EQ(e.correct(), correct);
+  EXPECT_DOUBLE_EQ(e.accuracy, static_cast<double>(correct) / static_cast<double>(s.size()));
+  EXPECT_EQ(e.class_count(0), 4);  // labels 0, 10, 20, 30
+  EXPECT_DOUBLE_EQ(e.class_accuracy(0), 2.0 / 4.0);  // images 0 and 30 are channel 0
+  EXPECT_EQ(e.class_count(7), 3);
+  EXPECT_DOUBLE_EQ(e.class_accuracy(7), 0.0);
+}
+
+TEST(Evaluation, ConfusionAndLossAreKnownOnEveryRank) {
+  const Split s = known_split();
+  BrightestChannel model;
+  EvalOptions options;
+  options.batch_size = 4;  // several batches per rank
+  const Evaluation e = evaluate(model, s, Normalization::recipe(), comm(), options);
+  expect_known_confusion(e, s);
+  EXPECT_NEAR(e.loss, expected_loss(s, 1.0), 1e-6);
+  EXPECT_TRUE(model.is_training()) << "evaluate leaves the model in training mode";
+}
+
+TEST(Evaluation, TestTimeViewsAverageTheirLogits) {
+  const std::vector<EvalView> views = tta_views(TtaMode::MirrorTranslate);
+  ASSERT_EQ(views.size(), 6u);
+  EXPECT_TRUE(views[0].dy == 0 && views[0].dx == 0 && !views[0].flip) << "the image itself comes first";
+  double total = 0;
+  for (const auto& v : views) total += v.weight;
+  EXPECT_DOUBLE_EQ(total, 1.0);
+  // Mirroring keeps every channel's mean, and so do shifts with reflected
+  // edges of an image whose channels are constant: every view's logits are
+  // the image's own.
+  const Split s = known_split();
+  BrightestChannel model;
+  EvalOptions options;
+  options.batch_size = 5;
+  options.views = views;
+  const Evaluation e = evaluate(model, s, Normalization::recipe(), comm(), options);
+  expect_known_confusion(e, s);
+  EXPECT_NEAR(e.loss, expected_loss(s, 1.0), 1e-6);
+}
+
+// The documented views, computed directly: the normalised batch reflect-padded
+// by one pixel, cropped up-left and down-right, each also mirrored.
+torch::Tensor reference_logits(Model& model, const torch::Tensor& x, TtaMode tta) {
+  const auto f = [&](const torch::Tensor& v) { return model.forward(v.contiguous()); };
   const auto mirror = [&](const torch::Tensor& v) { return 0.5 * f(v) + 0.5 * f(v.flip({3})); };
-  EXPECT_TRUE(torch::allclose(tta_logits(*model, x, TtaMode::Mirror), mirror(x)));
+  if (tta == TtaMode::None) return f(x);
+  if (tta == TtaMode::Mirror) return mirror(x);
   const auto padded = torch::reflection_pad2d(x, {1, 1, 1, 1});
   const auto up_left = padded.narrow(2, 0, 32).narrow(3, 0, 32);
   const auto down_right = padded.narrow(2, 2, 32).narrow(3, 2, 32);
-  const auto want = 0.5 * mirror(x) + 0.25 * mirror(up_left) + 0.25 * mirror(down_right);
-  EXPECT_TRUE(torch::allclose(tta_logits(*model, x, TtaMode::MirrorTranslate), want, 1e-5, 1e-6));
+  return 0.5 * mirror(x) + 0.25 * mirror(up_left) + 0.25 * mirror(down_right);
+}
+
+TEST(Evaluation, EachTtaModeEqualsTheDocumentedViewsOnOneProcess) {
+  torch::manual_seed(5);
+  Split s;
+  s.name = "test";
+  s.images = torch::randint(0, 256, {41, 3, 32, 32}, torch::kLong).to(torch::kUInt8);
+  s.labels = torch::randint(0, kClasses, {41}, torch::kLong);
+  torch::manual_seed(1);  // the same weights on every rank
+  auto model = make_model("convnet");
+  for (TtaMode tta : {TtaMode::None, TtaMode::Mirror, TtaMode::MirrorTranslate}) {
+    EvalOptions options;
+    options.batch_size = 8;
+    options.views = tta_views(tta);
+    const Evaluation got = evaluate(*model, s, Normalization::recipe(), comm(), options);
+    torch::NoGradGuard no_grad;
+    model->eval();
+    const auto logits = reference_logits(*model, normalize_batch(s.images, Normalization::recipe()), tta);
+    model->train();
+    const double loss = torch::nn::functional::cross_entropy(logits, s.labels).item<double>();
+    const double accuracy = (logits.argmax(1) == s.labels).to(torch::kDouble).mean().item<double>();
+    EXPECT_NEAR(got.loss, loss, 1e-5 * loss) << to_string(tta);
+    EXPECT_DOUBLE_EQ(got.accuracy, accuracy) << to_string(tta);
+  }
 }
 
 }  // namespace

@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# cifar_eval against Python (Debian's python3-torch computing the same numbers,
+# tests/e2e/eval_check.py): the confusion matrix equal count for count and
+# the loss within 1e-6, for
+#   * a convnet trained 8 steps by cifar_mpi, on 2 ranks, and with --tta on 3
+#     ranks (uneven shards, 10 views);
+#   * a resnet18 saved by Python with torch.save(dict(model.state_dict()));
+# refusals with exit code 1 and one line naming the file, the model and the
+# key (another architecture), or the file (truncated, not a model file); and
+# tools/plot_metrics --confusion draws the JSON.
+source "$(dirname "$0")/common.sh"
+"$PYTHON" -c "import torch, h5py, matplotlib" 2>/dev/null ||
+  fail "this test needs $PYTHON with torch, h5py and matplotlib (Debian's python3-torch, python3-h5py, python3-matplotlib: run tools/setup.sh)"
+export OPENBLAS_NUM_THREADS=1  # Python's GEMMs split as cifar_eval's (--threads 1)
+
+score() {  # score NP LOG cifar_eval options...: must succeed
+  local np=$1 log=$2
+  shift 2
+  mpi "$np" "$CIFAR_EVAL" --threads 1 "$@" >"$log" 2>&1 || { cat "$log"; fail "cifar_eval $* failed"; }
+  cat "$log"
+}
+check() { "$PYTHON" "$SOURCE_DIR/tests/e2e/eval_check.py" "$@" || fail "Python's numbers differ: eval_check.py $*"; }
+
+mpi 2 "$CIFAR_MPI" --data "$E2E_DATA" --epochs 1 --max-steps 8 --batch-size 32 --eval false --metrics "" \
+  --log-every 1000 --output convnet.pth >train.log 2>&1 || { cat train.log; fail "training failed"; }
+score 2 convnet.log --model convnet --weights convnet.pth --data "$E2E_DATA" --batch-size 100 --json convnet.json
+check convnet convnet.pth "$E2E_DATA" convnet.json 2 100
+score 3 convnet_tta.log --model convnet --weights convnet.pth --data "$E2E_DATA" --batch-size 64 --tta mirror-translate \
+  --json convnet_tta.json
+check convnet convnet.pth "$E2E_DATA" convnet_tta.json 3 64 --tta
+
+# A ResNet-18 from Python, batch-norm statistics moved off their initial values.
+"$CIFAR_PACK" --synthetic 64 --test-count 96 --seed 3 --output small.h5 >/dev/null
+"$PYTHON" - "$SOURCE_DIR/tests/model" <<'PY' || fail "Python could not save a resnet18"
+import sys, torch
+sys.path.insert(0, sys.argv[1])
+from python_interop import ResNet18
+torch.manual_seed(5)
+model = ResNet18().train()
+with torch.no_grad():
+    for _ in range(2):
+        model(torch.randn(8, 3, 32, 32) * 0.5 + 0.1)
+torch.save(dict(model.state_dict()), "resnet18_py.pth")
+torch.save(model.state_dict(), "resnet18_ordered.pth")
+PY
+score 2 resnet.log --model resnet18 --weights resnet18_py.pth --data small.h5 --batch-size 32 --json resnet.json
+check resnet18 resnet18_py.pth small.h5 resnet.json 2 32
+
+refused() {  # refused PATTERN cifar_eval options...: exit code 1 and one error line matching PATTERN
+  local pattern=$1
+  shift
+  local rc=0
+  mpi 2 "$CIFAR_EVAL" --data "$E2E_DATA" --json refused.json "$@" >refused.out 2>refused.err || rc=$?
+  [[ $rc == 1 ]] || { cat refused.out refused.err; fail "'$*' exited $rc, expected 1"; }
+  local n
+  n=$(grep -c "error:" refused.err || true)
+  [[ $n == 1 ]] || { cat refused.err; fail "'$*' printed $n error lines, expected 1"; }
+  grep -q -- "$pattern" refused.err || { cat refused.err; fail "'$*': the error does not say '$pattern'"; }
+  [[ ! -e refused.json ]] || fail "'$*' wrote its JSON"
+  echo "ok: $* -> $(grep error: refused.err)"
+}
+refused "model file 'convnet.pth' does not hold a ResNet18: 'conv1.weight' has shape \[32, 3, 3, 3\]" \
+  --model resnet18 --weights convnet.pth
+refused "model file 'resnet18_py.pth' does not hold a ConvNet: 'conv1.weight'" --model convnet --weights resnet18_py.pth
+head -c 4000 convnet.pth >truncated.pth
+refused "model file 'truncated.pth' is not a readable torch.save file" --weights truncated.pth
+refused "model file 'train.log' is not a readable torch.save file" --weights train.log
+refused "cannot open model file 'missing.pth'" --weights missing.pth
+refused "resnet18_ordered.pth' holds a Python OrderedDict" --model resnet18 --weights resnet18_ordered.pth
+rc=0
+mpi 2 "$CIFAR_EVAL" --weights convnet.pth --model vgg >refused.out 2>refused.err || rc=$?
+if [[ $rc != 2 ]] || ! grep -q "'vgg' is not a known model" refused.err; then
+  cat refused.err
+  fail "--model vgg exited $rc, expected 2 and a message naming the model"
+fi
+
+"$PYTHON" "$SOURCE_DIR/tools/plot_metrics" --confusion convnet.json --output confusion.png ||
+  fail "plot_metrics --confusion failed"
+[[ $(head -c 8 confusion.png | od -An -tx1 | tr -d ' \n') == 89504e470d0a1a0a ]] || fail "confusion.png is not a PNG"
+echo PASS
