@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # tools/setup.sh — install every system package that cifar_mpi's build, tests
-# and main job need on Debian 12 / Ubuntu 22.04+. Idempotent: packages already
-# present are not touched and `apt-get update` runs at most once per call, only
-# when something is missing. Works as root or through sudo.
+# and main job need on Debian 12 / Ubuntu 22.04+, then (tools/setup_torch.sh)
+# the pinned PyPI torch with CUDA in .venv-torch/ that the `cuda` preset builds
+# against; CIFAR_SETUP_TORCH=0 skips that step (about 3 GB of wheels, kept in
+# ~/.cache/cifar_mpi/wheels). Idempotent: packages already present are not
+# touched and `apt-get update` runs at most once per call, only when something
+# is missing. Works as root or through sudo.
 set -euo pipefail
 
 packages=(
@@ -19,6 +22,8 @@ packages=(
   slurm-wlm munge
   # Python side: golden files, the reference recipe, plots
   python3 python3-torch python3-torchvision python3-numpy python3-matplotlib python3-h5py
+  # the venv of PyPI's torch (tools/setup_torch.sh)
+  python3-venv
   # script linting
   shellcheck
 )
@@ -47,3 +52,7 @@ for alt in libblas.so.3-x86_64-linux-gnu liblapack.so.3-x86_64-linux-gnu; do
     "${sudo[@]}" update-alternatives --set "$alt" "$target" >/dev/null
   fi
 done
+
+if [[ ${CIFAR_SETUP_TORCH:-1} != 0 ]]; then
+  bash "$(dirname "$0")/setup_torch.sh"
+fi
