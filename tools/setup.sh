@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # tools/setup.sh — install every system package that cifar_mpi's build, tests
 # and main job need on Debian 12 / Ubuntu 22.04+, then (tools/setup_torch.sh)
-# the pinned PyPI torch with CUDA in .venv-torch/ that the `cuda` preset builds
-# against; CIFAR_SETUP_TORCH=0 skips that step (about 3 GB of wheels, kept in
-# ~/.cache/cifar_mpi/wheels). Idempotent: packages already present are not
-# touched and `apt-get update` runs at most once per call, only when something
-# is missing. Works as root or through sudo.
+# the pinned PyPI torch with CUDA in .venv-torch/ (4.6 GB) that the `cuda`
+# preset builds against; its 2.6 GB of wheels are kept in
+# ~/.cache/cifar_mpi/wheels, and CIFAR_SETUP_TORCH=0 skips that step.
+# Idempotent: packages already present are not touched and `apt-get update`
+# runs at most once per call, only when something is missing. Works as root
+# or through sudo.
 set -euo pipefail
 
 packages=(
