@@ -24,8 +24,41 @@ find_package(Boost 1.71 REQUIRED COMPONENTS program_options)
 find_package(LibArchive REQUIRED)
 find_package(Threads REQUIRED)
 
-# LibTorch's config pulls in its own CUDA detection for CUDA builds; it needs
-# CUDA's language/toolkit to be discoverable, which a CUDA-enabled torch sets up.
+# CIFAR_TORCH_PYTHON: a python whose torch package supplies LibTorch. The `cuda`
+# preset points it at .venv-torch/bin/python (tools/setup_torch.sh: PyPI's
+# torch 2.11 cu130 with its nvidia-* wheels). Its torch.utils.cmake_prefix_path
+# goes first on CMAKE_PREFIX_PATH, its nvidia.nccl first among the NCCL hints
+# (the NCCL that its libtorch_cuda loads), and it becomes CIFAR_TEST_PYTHON's
+# default, so the Python tests use that torch too.
+set(CIFAR_TORCH_PYTHON "" CACHE FILEPATH
+    "Python whose torch package provides LibTorch (empty: find LibTorch through CMAKE_PREFIX_PATH/Torch_DIR)")
+set(_torch_py_nccl "")
+if(CIFAR_TORCH_PYTHON)
+  if(NOT EXISTS "${CIFAR_TORCH_PYTHON}")
+    message(FATAL_ERROR "CIFAR_TORCH_PYTHON=${CIFAR_TORCH_PYTHON} does not exist: run tools/setup_torch.sh, "
+                        "or configure with -DCIFAR_TORCH_PYTHON=<a python with torch> (or empty and Torch_DIR)")
+  endif()
+  execute_process(
+    COMMAND ${CIFAR_TORCH_PYTHON} -c "import torch; print(torch.utils.cmake_prefix_path)"
+    OUTPUT_VARIABLE _torch_py_prefix OUTPUT_STRIP_TRAILING_WHITESPACE RESULT_VARIABLE _rc)
+  if(NOT _rc EQUAL 0 OR NOT _torch_py_prefix)
+    message(FATAL_ERROR "${CIFAR_TORCH_PYTHON} cannot import torch: run tools/setup_torch.sh")
+  endif()
+  # The torch package folder too: TorchConfig finds libtorch.so with a plain
+  # find_library(... PATHS <torch>/lib), which searches the system folders first
+  # and would find Debian's LibTorch 1.13 there.
+  get_filename_component(_torch_py_root "${_torch_py_prefix}/../.." ABSOLUTE)
+  list(PREPEND CMAKE_PREFIX_PATH ${_torch_py_prefix} ${_torch_py_root})
+  execute_process(
+    COMMAND ${CIFAR_TORCH_PYTHON} -c "import nvidia.nccl; print(list(nvidia.nccl.__path__)[0])"
+    OUTPUT_VARIABLE _torch_py_nccl OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
+  set(CIFAR_TEST_PYTHON ${CIFAR_TORCH_PYTHON} CACHE FILEPATH
+      "Python with torch, h5py and matplotlib for the tests that use Python")
+  message(STATUS "LibTorch from ${CIFAR_TORCH_PYTHON}: ${_torch_py_prefix}")
+endif()
+
+# LibTorch's config pulls in its own CUDA detection for CUDA builds
+# (Caffe2/public/cuda.cmake: FindCUDA, enable_language(CUDA), CUDAToolkit).
 find_package(Torch REQUIRED)
 # TorchConfig puts compile flags (e.g. -D_GLIBCXX_USE_CXX11_ABI) in TORCH_CXX_FLAGS
 # rather than on the target for some versions; apply them globally so that every
@@ -36,6 +69,14 @@ set(CIFAR_TORCH_HAS_CUDA OFF)
 find_library(CIFAR_C10_CUDA_LIBRARY c10_cuda PATHS "${TORCH_INSTALL_PREFIX}/lib" NO_DEFAULT_PATH)
 if(CIFAR_C10_CUDA_LIBRARY)
   set(CIFAR_TORCH_HAS_CUDA ON)
+endif()
+# The `cuda` preset sets this, so that it never builds quietly against a CPU
+# LibTorch (Debian's is always found).
+option(CIFAR_REQUIRE_TORCH_CUDA "Fail unless LibTorch has CUDA" OFF)
+if(CIFAR_REQUIRE_TORCH_CUDA AND NOT CIFAR_TORCH_HAS_CUDA)
+  message(FATAL_ERROR "LibTorch ${Torch_VERSION} at ${TORCH_INSTALL_PREFIX} has no CUDA "
+                      "(CIFAR_REQUIRE_TORCH_CUDA): run tools/setup_torch.sh, or point "
+                      "CIFAR_TORCH_PYTHON or Torch_DIR at a CUDA LibTorch")
 endif()
 
 # HDF5's FindHDF5 provides HDF5::HDF5 from CMake 3.19; older CMake only sets variables.
@@ -51,8 +92,9 @@ set(CIFAR_HAVE_NCCL OFF)
 if(CIFAR_WITH_NCCL)
   find_package(CUDAToolkit QUIET)
   if(CUDAToolkit_FOUND)
-    # NCCL: NCCL_ROOT, the CUDA toolkit, the nvidia-nccl Python wheel, system paths.
-    set(_nccl_hints $ENV{NCCL_ROOT} ${NCCL_ROOT} ${CUDAToolkit_LIBRARY_ROOT}
+    # NCCL: NCCL_ROOT, CIFAR_TORCH_PYTHON's nvidia-nccl wheel, the CUDA toolkit,
+    # another Python's nvidia-nccl wheel, system paths.
+    set(_nccl_hints $ENV{NCCL_ROOT} ${NCCL_ROOT} ${_torch_py_nccl} ${CUDAToolkit_LIBRARY_ROOT}
                     ${CUDAToolkit_TARGET_DIR})
     find_package(Python3 QUIET COMPONENTS Interpreter)
     if(Python3_Interpreter_FOUND)
@@ -64,7 +106,8 @@ if(CIFAR_WITH_NCCL)
       endif()
     endif()
     find_path(NCCL_INCLUDE_DIR nccl.h HINTS ${_nccl_hints} PATH_SUFFIXES include)
-    find_library(NCCL_LIBRARY NAMES nccl libnccl.so.2 HINTS ${_nccl_hints} PATH_SUFFIXES lib lib64)
+    # NAMES_PER_DIR: the first hint wins even where it has only libnccl.so.2 (the wheel).
+    find_library(NCCL_LIBRARY NAMES nccl libnccl.so.2 NAMES_PER_DIR HINTS ${_nccl_hints} PATH_SUFFIXES lib lib64)
     if(NCCL_INCLUDE_DIR AND NCCL_LIBRARY)
       add_library(cifar::nccl UNKNOWN IMPORTED)
       set_target_properties(cifar::nccl PROPERTIES

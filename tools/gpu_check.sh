@@ -151,8 +151,11 @@ step_build() {
   nccl_root=$("$PY" -c 'import nvidia.nccl; print(list(nvidia.nccl.__path__)[0])')
   local args=(--preset cuda -DCIFAR_BUILD_TESTS=ON
               "-DCMAKE_PREFIX_PATH=$torch_prefix;$GPU_PREFIX/usr"
-              "-DNCCL_ROOT=$nccl_root" "-DPython3_EXECUTABLE=$PY" "-DCIFAR_TEST_PYTHON=$PY")
+              "-DNCCL_ROOT=$nccl_root" "-DPython3_EXECUTABLE=$PY" "-DCIFAR_TEST_PYTHON=$PY"
+              "-DCIFAR_TORCH_PYTHON=$PY")
   if declare -p GPU_DEPS_CMAKE_ARGS >/dev/null 2>&1; then args+=("${GPU_DEPS_CMAKE_ARGS[@]}"); fi
+  # The preset compiles through ccache, which a lent machine may lack.
+  command -v ccache >/dev/null || args+=(-DCMAKE_CXX_COMPILER_LAUNCHER=)
   local t0=$SECONDS
   cmake "${args[@]}" | tee "$GPU_WORK/configure.txt"
   local summary

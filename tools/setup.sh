@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
 # tools/setup.sh — install every system package that cifar_mpi's build, tests
-# and main job need on Debian 12 / Ubuntu 22.04+. Idempotent: packages already
-# present are not touched and `apt-get update` runs at most once per call, only
-# when something is missing. Works as root or through sudo.
+# and main job need on Debian 12 / Ubuntu 22.04+, then (tools/setup_torch.sh)
+# the pinned PyPI torch with CUDA in .venv-torch/ (4.6 GB) that the `cuda`
+# preset builds against; its 2.6 GB of wheels are kept in
+# ~/.cache/cifar_mpi/wheels, and CIFAR_SETUP_TORCH=0 skips that step.
+# Idempotent: packages already present are not touched and `apt-get update`
+# runs at most once per call, only when something is missing. Works as root
+# or through sudo.
 set -euo pipefail
 
 packages=(
@@ -19,7 +23,8 @@ packages=(
   slurm-wlm munge
   # Python side: golden files, the reference recipe, plots
   python3 python3-torch python3-torchvision python3-numpy python3-matplotlib python3-h5py
-  # the project-local venv of PyPI-only test tools (tools/setup_python_tools.sh)
+  # the project-local venvs: PyPI-only test tools (tools/setup_python_tools.sh)
+  # and PyPI's CUDA torch (tools/setup_torch.sh)
   python3-venv
   # script linting
   shellcheck
@@ -52,3 +57,7 @@ done
 
 # PyPI packages Debian does not ship (TensorBoard's reader), pinned, in .venv-tools.
 bash "$(dirname "$0")/setup_python_tools.sh"
+# PyPI's CUDA LibTorch for the cuda preset, pinned, in .venv-torch.
+if [[ ${CIFAR_SETUP_TORCH:-1} != 0 ]]; then
+  bash "$(dirname "$0")/setup_torch.sh"
+fi

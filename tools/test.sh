@@ -1,14 +1,56 @@
 #!/usr/bin/env bash
-# tools/test.sh — everything a newcomer or CI needs to run all tests:
-# install system packages, configure and build the `cpu` preset, run ctest.
-# Extra arguments go to ctest (e.g. tools/test.sh -L unit, or -R sampler).
+# tools/test.sh — everything a newcomer or CI needs to run all tests: install
+# the system packages and the pinned PyPI torch (tools/setup.sh), then, for
+# each preset in CIFAR_PRESETS (default "cpu cuda"), configure, build every
+# target and run ctest:
+#   cpu   Debian's LibTorch 1.13 (CPU): every test label.
+#   cuda  PyPI's LibTorch 2.11 cu130 from .venv-torch: every target, so each
+#         GPU source compiles and links; the CPU labels (unit, mpi, e2e,
+#         checkpoint, robustness) run against it, the Python tests with that
+#         venv's torch; tests that need a GPU report "Skipped" without one.
+# With both, the cpu build's `python` tests run a second time with the venv's
+# python: model files from Debian's LibTorch against a current torch.load.
+# CIFAR_PRESETS=cpu runs the first alone and downloads no torch. Extra
+# arguments go to ctest and replace the cuda run's label selection
+# (e.g. tools/test.sh -L unit, or -R sampler).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-preset=${CIFAR_PRESET:-cpu}
-bash tools/setup.sh
+read -r -a presets <<<"${CIFAR_PRESETS:-${CIFAR_PRESET:-cpu cuda}}"
+setup_torch=0
+for p in "${presets[@]}"; do [[ $p == cuda ]] && setup_torch=1; done
+CIFAR_SETUP_TORCH=$setup_torch bash tools/setup.sh
+
 jobs=$(nproc)
-cmake --preset "$preset"
-cmake --build --preset "$preset" -j "$jobs"
-# MPI tests run several ranks each; run them one at a time on small machines.
-ctest --preset "$preset" -j 1 --timeout 600 "$@"
+readonly kCpuLabels='unit|mpi|e2e|checkpoint|robustness'
+failed=()
+for preset in "${presets[@]}"; do
+  echo "== test.sh: preset $preset"
+  t0=$SECONDS
+  cmake --preset "$preset"
+  cmake --build --preset "$preset" -j "$jobs"
+  echo "== test.sh: preset $preset configured and built in $((SECONDS - t0)) s"
+  args=("$@")
+  if [[ $preset == cuda && $# -eq 0 ]]; then
+    # The simulated hosts and the local Slurm test launching, not LibTorch:
+    # the cpu run covers them.
+    args=(-L "$kCpuLabels" -LE 'multinode|slurm')
+  fi
+  t0=$SECONDS
+  # MPI tests run several ranks each; run them one at a time on small machines.
+  # A failing preset does not stop the next one; the script fails at the end.
+  ctest --preset "$preset" -j 1 --timeout 600 "${args[@]}" || failed+=("$preset")
+  # The model files that the apt LibTorch writes, read by the current torch.load
+  # of the wheel: the cpu build's Python tests once more with the venv's python.
+  venv_py=$PWD/.venv-torch/bin/python
+  if [[ $preset == cpu && $setup_torch == 1 && $# -eq 0 ]]; then
+    cmake --preset cpu "-DCIFAR_TEST_PYTHON=$venv_py" >/dev/null
+    ctest --preset cpu -j 1 --timeout 600 -L python || failed+=("cpu (Python tests with $venv_py)")
+    cmake --preset cpu -UCIFAR_TEST_PYTHON >/dev/null
+  fi
+  echo "== test.sh: preset $preset tested in $((SECONDS - t0)) s"
+done
+if ((${#failed[@]})); then
+  echo "== test.sh: tests failed in preset(s): ${failed[*]}" >&2
+  exit 1
+fi

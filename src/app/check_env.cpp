@@ -116,7 +116,7 @@ void print_versions(const World& w) {
   log::info(strprintf("  HDF5:        %u.%u.%u", h5_major, h5_minor, h5_release));
   log::info("  BLAS:        " + loaded_blas());
   log::info(strprintf("  threads:     intra-op %d, inter-op %d per rank; OMP_NUM_THREADS=%s OPENBLAS_NUM_THREADS=%s",
-                      at::get_num_threads(), at::get_num_interop_threads(), env_or("OMP_NUM_THREADS", "unset").c_str(),
+                      at::get_num_threads(), static_cast<int>(at::get_num_interop_threads()), env_or("OMP_NUM_THREADS", "unset").c_str(),
                       env_or("OPENBLAS_NUM_THREADS", "unset").c_str()));
 }
 
