@@ -241,7 +241,10 @@ std::unique_ptr<Options> make_options(TrainConfig& c) {
   general.add_options()("help,h", po::bool_switch(&c.help), "print this help and exit")(
       "config", po::value<std::string>(&c.config_file), "INI file of options; the command line wins")(
       "check-env", po::bool_switch(&c.check_env),
-      "print each rank's placement and the library versions, then exit (non-zero if the world cannot train)");
+      "print each rank's placement, the library versions and a warning with its fix for each placement problem, "
+      "then exit (non-zero if the world cannot train)")(
+      "strict", po::bool_switch(&c.strict),
+      "with --check-env: placement warnings are errors (exit 1), for job scripts");
   o->all.add(general);
   std::map<Section, po::options_description> groups;
   for (const auto& s : kSections) groups.emplace(s.section, po::options_description(s.title + std::string(" [") + s.key + "]"));
@@ -410,6 +413,7 @@ TrainConfig parse_config(int argc, const char* const argv[]) {
   } catch (const po::error& e) {
     throw ConfigError(std::string(e.what()) + " (run cifar_mpi --help for the options)");
   }
+  require(!c.strict || c.check_env, "--strict applies to --check-env only (add --check-env, or drop --strict)");
   if (c.help || c.check_env) return c;
   try {
     apply_legacy_options(vm, c);

@@ -111,6 +111,7 @@ struct OutputConfig {
 struct TrainConfig {
   // What to do instead of training.
   bool check_env = false;
+  bool strict = false;  // with check_env: placement warnings are errors
   bool help = false;
   std::string config_file;
 

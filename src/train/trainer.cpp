@@ -79,7 +79,7 @@ void Trainer::check_placement_and_outputs(const MpiEnvironment& env) {
 // Threads, memory policy, cuDNN and signal handlers: process-wide settings.
 void Trainer::configure_process() const {
   const RuntimeConfig& r = config_.runtime;
-  const int threads = r.threads > 0 ? r.threads : automatic_thread_count(world_);
+  const int threads = intra_op_thread_count(r.threads, world_);
   apply_thread_count(threads, blas_thread_count(r.blas_threads, threads));
   if (r.retain_memory) retain_freed_memory();
   if (placement_.device.is_cuda()) {
