@@ -171,7 +171,9 @@ void Trainer::announce() const {
                       config_.data.path.c_str(), static_cast<long long>(data_.train.size()),
                       static_cast<long long>(data_.test.size()), plan_.batches_per_epoch,
                       plan_.batch_size, reducer_->num_buckets()));
-  log::info("configuration:");
+  // The file, as --config resolved it (an installed config given by name included).
+  log::info(config_.config_file.empty() ? std::string("configuration:")
+                                        : "configuration (file " + config_.config_file + ", command line wins):");
   for (const auto& line : config_.describe()) log::info(line);
 }
 
