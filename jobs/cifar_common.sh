@@ -5,7 +5,8 @@
 # environment of the ranks, the program's command line and the mpirun command.
 # Sourced by jobs/run_cifar.sh (Slurm) and jobs/local_mpirun.sh (no Slurm).
 #
-#   CIFAR_BUILD       folder holding cifar_mpi   (default: <repo>/build/cuda, else <repo>/build/cpu)
+#   CIFAR_BUILD       folder holding cifar_mpi   (default: <repo>/build/cuda, else <repo>/build/cpu;
+#                     installed: <prefix>/bin, for these scripts in <prefix>/share/cifar_mpi/jobs)
 #   CIFAR_CONFIG      INI file for --config      (default: <repo>/config/default.ini; "" for none)
 #   CIFAR_DATA        HDF5 file for --data       (default: none; the config's or program's default)
 #   CIFAR_RUN_DIR     outputs: model.pth, metrics.jsonl, checkpoints/ (default: per launcher)
@@ -24,10 +25,14 @@ cifar_die() {
 # is missing (a job that dies after waiting in the queue for an hour over a typo
 # is the most expensive kind of typo).
 cifar_resolve_paths() {
-  local repo=$1 default_run_dir=$2 candidate
+  local repo=$1 default_run_dir=$2 candidate candidates
   if [[ -z ${CIFAR_BUILD:-} ]]; then
     CIFAR_BUILD=$repo/build/cuda
-    for candidate in "$repo/build/cuda" "$repo/build/cpu"; do
+    candidates=("$repo/build/cuda" "$repo/build/cpu")
+    # Installed, these scripts are in <prefix>/share/cifar_mpi/jobs (so "repo" is
+    # <prefix>/share/cifar_mpi, whose config/ is the installed one) and the programs in <prefix>/bin.
+    [[ $repo == */share/cifar_mpi ]] && candidates+=("${repo%/share/cifar_mpi}/bin")
+    for candidate in "${candidates[@]}"; do
       if [[ -x $candidate/cifar_mpi ]]; then
         CIFAR_BUILD=$candidate
         break

@@ -2,7 +2,7 @@
 # tools/gpu_check.sh — owns the proof run of cifar_mpi on a GPU machine that
 # has no network: unpack the carried Debian dependencies (tools/gpu_deps.sh),
 # build the `cuda` preset against the machine's pip LibTorch and NCCL, run the
-# GPU tests, train on synthetic data with NCCL (np 1) and with MPI on the GPU
+# GPU tests, judge the placement with --check-env, train on synthetic data with NCCL (np 1) and with MPI on the GPU
 # (np 2), and time convnet and resnet18 against their Python peers.
 #
 # Every step logs to $OUT/<step>.log under its own timeout; a failing step
@@ -44,8 +44,8 @@ readonly repo=$PWD
 : "${GPU_PACK_ARGS:=--synthetic $GPU_IMAGES}"
 # Arguments every cifar_mpi run shares; the training runs add theirs.
 : "${GPU_TRAIN_ARGS:=--batch-size $GPU_BATCH --log-every 10}"
-: "${GPU_STEP_TIMEOUTS:=deps=90 env=45 build=330 test_gpu=90 pack=45 train_nccl=60 train_mpi2=60 bench_convnet_cpp=60 bench_convnet_py=90 bench_resnet18_cpp=60 bench_resnet18_py=60 bench_convnet_bf16=45 bench_resnet18_bf16=45 bench_resnet18_nocl=45 bench_convnet_host=45 test_cpu=150 train_resume=120 bench_resnet18_host=45 bench_resnet18_py_bf16=60}"
-readonly kAllSteps=(deps env build test_gpu pack train_nccl train_mpi2 train_resume test_cpu
+: "${GPU_STEP_TIMEOUTS:=deps=90 env=45 build=330 test_gpu=90 check_env=45 pack=45 train_nccl=60 train_mpi2=60 bench_convnet_cpp=60 bench_convnet_py=90 bench_resnet18_cpp=60 bench_resnet18_py=60 bench_convnet_bf16=45 bench_resnet18_bf16=45 bench_resnet18_nocl=45 bench_convnet_host=45 test_cpu=150 train_resume=120 bench_resnet18_host=45 bench_resnet18_py_bf16=60}"
+readonly kAllSteps=(deps env build test_gpu check_env pack train_nccl train_mpi2 train_resume test_cpu
                     bench_convnet_cpp bench_convnet_host bench_convnet_py
                     bench_resnet18_cpp bench_resnet18_host bench_resnet18_py
                     bench_resnet18_bf16 bench_resnet18_py_bf16 bench_convnet_bf16 bench_resnet18_nocl)
@@ -196,6 +196,22 @@ step_test_cpu() {
     -j "$((GPU_JOBS / 2 > 0 ? GPU_JOBS / 2 : 1))" ||
     { figure "$(ctest_figure "$OUT/test_cpu.log")"; return 1; }
   figure "$(ctest_figure "$OUT/test_cpu.log")"
+}
+
+# --check-env on the GPU: each rank's line has the GPU's NUMA node (sysfs, from
+# its PCI bus id). Once as the training steps launch (np 1), and once
+# mis-placed on purpose, which must warn at least 3 times: 2 ranks bound to
+# one core each running 4 threads, the GPU hidden by CUDA_VISIBLE_DEVICES, an
+# NCCL_SOCKET_IFNAME that names no interface.
+step_check_env() {
+  "${kMpirun[@]}" -np 1 "$(cifar_mpi_bin)" --check-env | tee "$OUT/check_env_launch.txt"
+  CUDA_VISIBLE_DEVICES='' NCCL_SOCKET_IFNAME=ib9 mpirun --bind-to core -np 2 "$(cifar_mpi_bin)" --check-env \
+    --backend mpi --threads 4 | tee "$OUT/check_env_misplaced.txt"
+  local launch misplaced
+  launch=$(grep -c '^placement warning' "$OUT/check_env_launch.txt" || true)
+  misplaced=$(grep -c '^placement warning' "$OUT/check_env_misplaced.txt" || true)
+  figure "$(grep -m1 -oE 'device=[^ ]+ .*' "$OUT/check_env_launch.txt" | cut -c1-80); $launch warning(s) as launched, $misplaced mis-placed"
+  ((misplaced >= 3)) || { echo "expected at least 3 warnings for the mis-placed launch, got $misplaced"; return 1; }
 }
 
 step_pack() {

@@ -21,6 +21,8 @@ packages=(
   libgtest-dev googletest iproute2 procps time util-linux
   # Slurm for the job-script tests
   slurm-wlm munge
+  # install tests: Lmod loads the module files; dpkg-shlibdeps finds the .deb's dependencies
+  lmod dpkg-dev
   # Python side: golden files, the reference recipe, plots
   python3 python3-torch python3-torchvision python3-numpy python3-matplotlib python3-h5py
   # the project-local venvs: PyPI-only test tools (tools/setup_python_tools.sh)

@@ -1,8 +1,8 @@
-// Environment report: placements per rank, library versions, thread settings.
+// Environment report: placements per rank, library versions, thread settings,
+// and the placement checks' warnings (comm/placement_checks.hpp).
 #include "app/check_env.hpp"
 
 #include <H5public.h>
-#include <sched.h>
 #include <torch/torch.h>
 #include <torch/version.h>
 
@@ -11,32 +11,15 @@
 #include <sstream>
 
 #include "comm/backends.hpp"
+#include "comm/placement_checks.hpp"
+#include "comm/placement_probe.hpp"
 #include "gpu/cuda_runtime.hpp"
 #include "gpu/torch_stream.hpp"
+#include "train/threads.hpp"
 #include "util/error.hpp"
 #include "util/log.hpp"
 
 namespace cifar {
-
-std::string bound_cores() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (sched_getaffinity(0, sizeof(set), &set) != 0) return "?";
-  std::ostringstream os;
-  int start = -1;
-  bool first = true;
-  for (int c = 0; c <= CPU_SETSIZE; ++c) {
-    const bool in = c < CPU_SETSIZE && CPU_ISSET(c, &set);
-    if (in && start < 0) start = c;
-    if (!in && start >= 0) {
-      os << (first ? "" : ",") << start;
-      if (c - 1 > start) os << "-" << c - 1;
-      first = false;
-      start = -1;
-    }
-  }
-  return os.str();
-}
 
 namespace {
 
@@ -120,33 +103,60 @@ void print_versions(const World& w) {
                       env_or("OPENBLAS_NUM_THREADS", "unset").c_str()));
 }
 
+// Rank 0: judges every rank's topology, prints each warning with its fix, and
+// returns their number.
+int report_placement(const std::vector<std::string>& encoded) {
+  std::vector<RankTopology> ranks;
+  for (const auto& text : encoded) ranks.push_back(decode_rank_topology(text));
+  const auto warnings = check_placement(ranks);
+  for (const auto& warning : warnings) log::info("placement warning: " + warning.text());
+  log::info(warnings.empty() ? std::string("placement: no problems found")
+                             : strprintf("placement: %zu warning(s)", warnings.size()));
+  return static_cast<int>(warnings.size());
+}
+
 }  // namespace
 
-int run_check_env(const MpiEnvironment& env, const std::string& backend, DeviceRequest device) {
+int run_check_env(const MpiEnvironment& env, const TrainConfig& config) {
   const World& w = env.world();
   std::string device_text, problem;
+  int gpu = -1;
   try {
-    const Placement p = choose_placement(w, backend, device, probe_machine());
+    const Placement p = choose_placement(w, config.comm.backend, config.runtime.device, probe_machine());
     device_text = p.device.str() + " backend=" + p.backend;
+    if (p.device.is_cuda()) gpu = p.device.index();
   } catch (const Error& e) {
     device_text = "none";
     problem = e.what();
   }
-  const std::string line =
-      strprintf("host=%s rank=%d/%d node=%d/%d local_rank=%d/%d device=%s cores=%s", w.host.c_str(), w.rank, w.size,
-                w.node_index, w.num_nodes, w.local_rank, w.local_size, device_text.c_str(), bound_cores().c_str());
+  const int threads = intra_op_thread_count(config.runtime.threads, w);
+  const RankTopology topology = probe_rank_topology(w, config.runtime.device, gpu, threads);
+  const std::string line = strprintf(
+      "host=%s rank=%d/%d node=%d/%d local_rank=%d/%d device=%s cores=%s threads=%d gpus=%d/%d%s", w.host.c_str(),
+      w.rank, w.size, w.node_index, w.num_nodes, w.local_rank, w.local_size, device_text.c_str(),
+      format_cpu_list(topology.bound_cpus).c_str(), threads, topology.visible_gpus, topology.node_gpus,
+      gpu >= 0 ? strprintf(" gpu_numa=%d", topology.gpu_numa).c_str() : "");
   const auto lines = gather_to_root(env.comm(), w, line);
   const auto problems = gather_to_root(env.comm(), w, problem);
+  const auto topologies = gather_to_root(env.comm(), w, encode(topology));
   int failures = problem.empty() ? 0 : 1;
   MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &failures, 1, MPI_INT, MPI_SUM, env.comm()));
+  int warnings = 0;
   if (w.rank == 0) {
     for (const auto& l : lines) log::info(l);
     print_versions(w);
+    warnings = report_placement(topologies);
     for (int r = 0; r < w.size; ++r)
       if (!problems[r].empty()) log::info(strprintf("cannot train: rank %d: %s", r, problems[r].c_str()));
-    if (failures == 0) log::info("ready to train");
   }
-  return failures > 0 ? kExitFailure : kExitOk;
+  // Every rank returns the same code, so the launcher's is the program's.
+  MPI_CHECK(MPI_Bcast(&warnings, 1, MPI_INT, 0, env.comm()));
+  const bool strict_failure = config.strict && warnings > 0;
+  if (w.rank == 0) {
+    if (strict_failure) log::info(strprintf("--strict: %d placement warning(s) count as errors", warnings));
+    if (failures == 0 && !strict_failure) log::info("ready to train");
+  }
+  return failures > 0 || strict_failure ? kExitFailure : kExitOk;
 }
 
 }  // namespace cifar

@@ -16,7 +16,7 @@ int main(int argc, char** argv) {
       if (env.world().rank == 0) std::fputs(config_help().c_str(), stdout);
       return kExitOk;
     }
-    if (config.check_env) return run_check_env(env, config.comm.backend, config.runtime.device);
+    if (config.check_env) return run_check_env(env, config);
     Trainer trainer(env, config);
     return trainer.train();
   });

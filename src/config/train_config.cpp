@@ -19,6 +19,7 @@
 #include "train/optimizer.hpp"
 #include "util/error.hpp"
 #include "util/log.hpp"
+#include "util/paths.hpp"
 
 namespace po = boost::program_options;
 
@@ -96,7 +97,7 @@ template <typename Visitor>
 void visit_data_options(DataConfig& d, Visitor&& v) {
   const Section s = Section::Data;
   v(s, "dataset", d.dataset, "dataset: " + one_of(dataset_names()));
-  v(s, "data", d.path, "the dataset's file (cifar10: the HDF5 file made by cifar_pack)");
+  v(s, "data", d.path, "the dataset's file (cifar10: the HDF5 file made by cifar_pack); $CIFAR_DATA when set");
   v(s, "shuffle", d.shuffle, "reshuffle the training set every epoch (DistributedSampler semantics)");
   v(s, "shuffle-seed", d.shuffle_seed,
     "seed of the sample order, as DistributedSampler's own seed (default 0 there and in the recipe, whatever --seed)");
@@ -242,9 +243,14 @@ std::unique_ptr<Options> make_options(TrainConfig& c) {
   auto o = std::make_unique<Options>();
   po::options_description general("General");
   general.add_options()("help,h", po::bool_switch(&c.help), "print this help and exit")(
-      "config", po::value<std::string>(&c.config_file), "INI file of options; the command line wins")(
+      "config", po::value<std::string>(&c.config_file),
+      "INI file of options, or an installed config by name (default, resnet18, smoke, speed94); the command "
+      "line wins")(
       "check-env", po::bool_switch(&c.check_env),
-      "print each rank's placement and the library versions, then exit (non-zero if the world cannot train)");
+      "print each rank's placement, the library versions and a warning with its fix for each placement problem, "
+      "then exit (non-zero if the world cannot train)")(
+      "strict", po::bool_switch(&c.strict),
+      "with --check-env: placement warnings are errors (exit 1), for job scripts");
   o->all.add(general);
   std::map<Section, po::options_description> groups;
   for (const auto& s : kSections) groups.emplace(s.section, po::options_description(s.title + std::string(" [") + s.key + "]"));
@@ -290,6 +296,12 @@ std::string read_config_text(const std::string& path) {
   std::ostringstream text;
   text << file.rdbuf();
   return text.str();
+}
+
+// A config's name: "default" for default.ini.
+std::string config_name(const std::string& file) {
+  const std::string name = paths::file_name(file);
+  return name.size() > 4 && name.compare(name.size() - 4, 4, ".ini") == 0 ? name.substr(0, name.size() - 4) : name;
 }
 
 std::string trim(const std::string& s) {
@@ -393,14 +405,50 @@ void validate(const TrainConfig& c) {
           "--resume auto needs --checkpoint-dir");
 }
 
+std::vector<std::string> config_folders() {
+  std::vector<std::string> folders;
+  const char* home = std::getenv("CIFAR_MPI_HOME");
+  if (home && *home) folders.push_back(paths::join(home, kInstalledConfigDir));
+  // <prefix>/bin/cifar_mpi -> <prefix>/share/cifar_mpi/config
+  const std::string bin = paths::parent(paths::executable());
+  if (!bin.empty()) folders.push_back(paths::join(paths::parent(bin), kInstalledConfigDir));
+  return folders;
+}
+
+std::string resolve_config_file(const std::string& name, const std::vector<std::string>& folders) {
+  if (paths::exists(name) || name.find('/') != std::string::npos || name.empty()) return name;
+  const bool has_ext = config_name(name) != name;
+  std::string searched, known;
+  for (const auto& folder : folders) {
+    const std::string file = paths::join(folder, has_ext ? name : name + ".ini");
+    if (paths::is_regular_file(file)) return file;
+    searched += (searched.empty() ? "" : ", ") + folder;
+    if (!paths::is_directory(folder)) continue;
+    for (const auto& entry : paths::list(folder))
+      if (config_name(entry) != entry) known += (known.empty() ? "" : ", ") + config_name(entry);
+  }
+  throw ConfigError("--config: cannot open '" + name + "': no such file here, and no installed config of that name " +
+                    "(searched " + (searched.empty() ? std::string("no folder") : searched) + "; configs there: " +
+                    (known.empty() ? std::string("none") : known) +
+                    "). Give a path, or set CIFAR_MPI_HOME to the install prefix (module load cifar_mpi does)");
+}
+
 TrainConfig parse_config(int argc, const char* const argv[]) {
   TrainConfig c;
   const auto options = make_options(c);
   po::variables_map vm;
+  std::string config_path;  // the file --config named
   try {
     po::store(po::command_line_parser(argc, argv).options(options->all).run(), vm);
+    // Stored after the command line and before the file: each store keeps the values already set.
+    const char* data = std::getenv("CIFAR_DATA");
+    if (data && *data) {
+      const std::vector<std::string> from_env = {"--data", data};
+      po::store(po::command_line_parser(from_env).options(options->all).run(), vm);
+    }
     if (vm.count("config")) {
-      const std::string path = vm["config"].as<std::string>();
+      config_path = resolve_config_file(vm["config"].as<std::string>(), config_folders());
+      const std::string& path = config_path;
       std::istringstream flat(flatten_ini(path, read_config_text(path), *options));
       try {
         // Values already on the command line are kept: the command line wins.
@@ -413,6 +461,8 @@ TrainConfig parse_config(int argc, const char* const argv[]) {
   } catch (const po::error& e) {
     throw ConfigError(std::string(e.what()) + " (run cifar_mpi --help for the options)");
   }
+  if (!config_path.empty()) c.config_file = config_path;  // the file, also when --config gave a name
+  require(!c.strict || c.check_env, "--strict applies to --check-env only (add --check-env, or drop --strict)");
   if (c.help || c.check_env) return c;
   try {
     apply_legacy_options(vm, c);

@@ -112,6 +112,7 @@ struct OutputConfig {
 struct TrainConfig {
   // What to do instead of training.
   bool check_env = false;
+  bool strict = false;  // with check_env: placement warnings are errors
   bool help = false;
   std::string config_file;
 
@@ -130,7 +131,19 @@ struct TrainConfig {
 
 // Parses argv (and the INI file it names) into a validated TrainConfig.
 // Throws ConfigError on unknown options, bad types and impossible values.
+// --data comes from the command line, else from $CIFAR_DATA (where a site
+// keeps the data set), else from the config file, else data/cifar10.h5.
 TrainConfig parse_config(int argc, const char* const argv[]);
+
+// Where an installed cifar_mpi keeps its configs: $CIFAR_MPI_HOME (set by
+// the module file) and the program's own folder, each + kInstalledConfigDir.
+inline constexpr const char* kInstalledConfigDir = "share/cifar_mpi/config";  // cmake/Install.cmake
+std::vector<std::string> config_folders();
+// The file `--config name` means: `name` itself when it is a file or holds a
+// '/'; else a config by name ("default", "smoke.ini"), the first
+// <folder>/<name>[.ini] of `folders`. Throws ConfigError naming the folders
+// searched and the configs they hold.
+std::string resolve_config_file(const std::string& name, const std::vector<std::string>& folders);
 // The --help text: every option by section, with its default.
 std::string config_help();
 // Checks that do not need the data or the world (ranges, names).

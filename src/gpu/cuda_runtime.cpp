@@ -54,6 +54,15 @@ std::string nccl_version() {
   return strprintf("%d.%d.%d", v / 10000, (v % 10000) / 100, v % 100);
 }
 
+std::string pci_bus_id(int index) {
+  char id[32] = {0};
+  if (cudaDeviceGetPCIBusId(id, sizeof(id), index) != cudaSuccess) {
+    cudaGetLastError();  // clear it: a missing bus id only makes the NUMA check "unknown"
+    return "";
+  }
+  return id;
+}
+
 void set_device(int index) { CUDA_CHECK(cudaSetDevice(index)); }
 
 }  // namespace cifar::gpu

@@ -18,6 +18,9 @@ std::vector<std::string> device_names();
 std::string runtime_version();  // "13.0" or "not compiled"
 std::string driver_version();   // "13.0", "no driver" or "not compiled"
 std::string nccl_version();     // "2.28.3" or "not compiled"
+// The PCI bus id of device `index` ("0000:3B:00.0"), for its NUMA node in
+// sysfs; "" when unknown or not compiled.
+std::string pci_bus_id(int index);
 void set_device(int index);
 
 }  // namespace cifar::gpu

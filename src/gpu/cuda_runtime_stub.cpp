@@ -15,6 +15,7 @@ std::vector<std::string> device_names() { return {}; }
 std::string runtime_version() { return "not compiled"; }
 std::string driver_version() { return "not compiled"; }
 std::string nccl_version() { return "not compiled"; }
+std::string pci_bus_id(int) { return ""; }
 void set_device(int) { throw Error("CUDA support was not compiled into this build; use --backend mpi --device cpu"); }
 
 }  // namespace cifar::gpu

@@ -24,6 +24,10 @@ int automatic_thread_count(const World& world) {
   return std::max(1, share);
 }
 
+int intra_op_thread_count(int option, const World& world) {
+  return option > 0 ? option : automatic_thread_count(world);
+}
+
 int recipe_blas_thread_count() {
   // OpenBLAS's rule (blas_get_cpu_number): the first of these set to a
   // positive number, at most the CPU count, else the CPU count; the CPU count

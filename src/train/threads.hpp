@@ -15,6 +15,9 @@ namespace cifar {
 
 // Threads this rank should use when --threads is 0.
 int automatic_thread_count(const World& world);
+// LibTorch's intra-op threads for --threads `option`: itself when positive,
+// else automatic_thread_count. Training applies it; --check-env judges it.
+int intra_op_thread_count(int option, const World& world);
 
 // OpenBLAS threads for --blas-threads -1: OpenBLAS's own default for a
 // process that is not bound to cores, as the Python recipe's are:

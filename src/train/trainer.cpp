@@ -70,7 +70,7 @@ void Trainer::check_placement_and_outputs(const MpiEnvironment& env) {
 // Threads, memory policy, cuDNN and signal handlers: process-wide settings.
 void Trainer::configure_process() const {
   const RuntimeConfig& r = config_.runtime;
-  const int threads = r.threads > 0 ? r.threads : automatic_thread_count(world_);
+  const int threads = intra_op_thread_count(r.threads, world_);
   apply_thread_count(threads, blas_thread_count(r.blas_threads, threads));
   if (r.retain_memory) retain_freed_memory();
   if (placement_.device.is_cuda()) {
@@ -168,7 +168,9 @@ void Trainer::announce() const {
                       config_.data.path.c_str(), static_cast<long long>(data_.train.size()),
                       static_cast<long long>(data_.test.size()), plan_.batches_per_epoch,
                       plan_.batch_size, reducer_->num_buckets()));
-  log::info("configuration:");
+  // The file, as --config resolved it (an installed config given by name included).
+  log::info(config_.config_file.empty() ? std::string("configuration:")
+                                        : "configuration (file " + config_.config_file + ", command line wins):");
   for (const auto& line : config_.describe()) log::info(line);
 }
 

@@ -40,6 +40,13 @@ std::string absolute(const std::string& path) {
   return join(cwd.get(), path);
 }
 
+std::string executable() {
+  std::vector<char> buffer(4096);
+  const ssize_t n = ::readlink("/proc/self/exe", buffer.data(), buffer.size());
+  if (n <= 0 || static_cast<size_t>(n) >= buffer.size()) return "";
+  return std::string(buffer.data(), static_cast<size_t>(n));
+}
+
 namespace {
 struct CloseDir {
   void operator()(DIR* d) const { ::closedir(d); }

@@ -25,6 +25,10 @@ std::string parent(const std::string& path);
 // `path` joined to the working folder when it is relative.
 std::string absolute(const std::string& path);
 
+// The running program's own file (/proc/self/exe, links resolved), for what
+// is installed next to it; "" when the kernel does not say.
+std::string executable();
+
 bool exists(const std::string& path);
 bool is_directory(const std::string& path);
 bool is_regular_file(const std::string& path);

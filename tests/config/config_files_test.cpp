@@ -1,17 +1,30 @@
 // Every config/*.ini of the repository parses and validates, names a model
-// the registry knows, and default.ini is the reference recipe.
+// the registry knows, and default.ini is the reference recipe. Installed
+// configs are found by name; $CIFAR_DATA sits between the command line and
+// the file.
 #include <gtest/gtest.h>
+
+#include <fstream>
 
 #include "config/train_config.hpp"
 #include "model/model.hpp"
+#include "support/scoped_env.hpp"
+#include "util/error.hpp"
 #include "util/paths.hpp"
 
 namespace cifar {
 namespace {
 
+using test::ScopedEnv;
+
+TrainConfig parse_args(std::vector<const char*> args) {
+  args.insert(args.begin(), "cifar_mpi");
+  return parse_config(static_cast<int>(args.size()), args.data());
+}
+
 TrainConfig parse_file(const std::string& path) {
-  const char* argv[] = {"cifar_mpi", "--config", path.c_str()};
-  return parse_config(3, argv);
+  ScopedEnv env({{"CIFAR_DATA", std::nullopt}});  // the file's own data path
+  return parse_args({"--config", path.c_str()});
 }
 
 const std::string kConfigDir = CIFAR_CONFIG_DIR;
@@ -62,6 +75,66 @@ TEST(ConfigFiles, ResNet18UsesNesterovSgdWithAugmentation) {
   EXPECT_EQ(c.optim.schedule, ScheduleKind::OneCycle);
   EXPECT_TRUE(c.data.augment);
   EXPECT_EQ(c.training.batch_size, 128);
+}
+
+TEST(InstalledConfigs, FoundByNameWithOrWithoutIni) {
+  const std::vector<std::string> folders = {"/nonexistent/share/cifar_mpi/config", kConfigDir};
+  EXPECT_EQ(resolve_config_file("default", folders), paths::join(kConfigDir, "default.ini"));
+  EXPECT_EQ(resolve_config_file("smoke.ini", folders), paths::join(kConfigDir, "smoke.ini"));
+  // Paths are taken as given, existing or not (reading them reports what is wrong).
+  EXPECT_EQ(resolve_config_file("elsewhere/default", folders), "elsewhere/default");
+  const std::string here = paths::join(kConfigDir, "resnet18.ini");
+  EXPECT_EQ(resolve_config_file(here, {}), here);
+}
+
+TEST(InstalledConfigs, AnUnknownNameListsTheFoldersAndTheirConfigs) {
+  try {
+    resolve_config_file("defualt", {"/nonexistent", kConfigDir});
+    FAIL() << "no such config";
+  } catch (const ConfigError& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("--config: cannot open 'defualt': no such file here, and no installed config of that name "
+                     "(searched /nonexistent, " + kConfigDir + "; configs there: default, resnet18, smoke, speed94)"),
+              std::string::npos)
+        << m;
+    EXPECT_NE(m.find("set CIFAR_MPI_HOME"), std::string::npos) << m;
+  }
+}
+
+// An install prefix with one config, as `cmake --install` lays it out.
+struct FakePrefix {
+  std::string root = paths::make_temp_directory("cifar-prefix-");
+  FakePrefix() {
+    const std::string folder = paths::join(root, kInstalledConfigDir);
+    EXPECT_EQ(paths::create_directories(folder), "");
+    std::ofstream(paths::join(folder, "default.ini")) << "[data]\ndata = data/cifar10.h5\n[training]\nepochs = 3\n";
+  }
+  ~FakePrefix() { paths::remove_all(root); }
+};
+
+TEST(InstalledConfigs, CifarMpiHomeComesFirst) {
+  FakePrefix prefix;
+  ScopedEnv env({{"CIFAR_MPI_HOME", prefix.root}, {"CIFAR_DATA", std::nullopt}});
+  const auto folders = config_folders();
+  ASSERT_GE(folders.size(), 2u) << "$CIFAR_MPI_HOME's and the program's";
+  EXPECT_EQ(folders[0], paths::join(prefix.root, "share/cifar_mpi/config"));
+  EXPECT_EQ(folders[1], paths::join(paths::parent(paths::parent(paths::executable())), "share/cifar_mpi/config"));
+  const TrainConfig c = parse_args({"--config", "default"});
+  EXPECT_EQ(c.config_file, paths::join(folders[0], "default.ini"));
+  EXPECT_EQ(c.training.epochs, 3);
+}
+
+TEST(InstalledConfigs, CifarDataIsBelowTheCommandLineAndAboveTheFile) {
+  FakePrefix prefix;
+  const std::string file = paths::join(paths::join(prefix.root, kInstalledConfigDir), "default.ini");
+  {
+    ScopedEnv env(ScopedEnv::Values{{"CIFAR_DATA", "/scratch/cifar10.h5"}});
+    EXPECT_EQ(parse_args({"--config", file.c_str()}).data.path, "/scratch/cifar10.h5");
+    EXPECT_EQ(parse_args({"--config", file.c_str(), "--data", "mine.h5"}).data.path, "mine.h5");
+    EXPECT_EQ(parse_args({}).data.path, "/scratch/cifar10.h5");
+  }
+  ScopedEnv unset(ScopedEnv::Values{{"CIFAR_DATA", ""}});  // empty: as unset
+  EXPECT_EQ(parse_args({"--config", file.c_str()}).data.path, "data/cifar10.h5");
 }
 
 }  // namespace
