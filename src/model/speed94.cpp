@@ -85,7 +85,7 @@ torch::Tensor whitening_filters(const torch::Tensor& images, double eps, torch::
     patches += flat.size(0);
   }
   covariance /= static_cast<double>(patches);
-  const auto [values, vectors] = torch::linalg::eigh(covariance, "U");  // increasing eigenvalues
+  const auto [values, vectors] = at::linalg_eigh(covariance, "U");  // increasing eigenvalues
   const auto decreasing = values.flip(0);
   const auto filters = vectors.t().flip(0).reshape({12, 3, 2, 2}) / (decreasing + eps).sqrt().view({12, 1, 1, 1});
   if (eigenvalues) *eigenvalues = decreasing;
