@@ -3,11 +3,12 @@
 // come from that one list.
 #include "config/train_config.hpp"
 
-#include <sys/stat.h>
+#include <unistd.h>
 
 #include <boost/program_options.hpp>
 
-#include <cerrno>
+#include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <map>
@@ -281,16 +282,13 @@ void require_one_of(const std::string& key, const std::string& value, const std:
 
 // A config file is small text: refuse what could hang (a FIFO) or exhaust
 // memory (/dev/zero) before reading it.
-constexpr off_t kMaxConfigBytes = 1 << 20;
+constexpr long long kMaxConfigBytes = 1 << 20;
 
 std::string read_config_text(const std::string& path) {
-  struct stat st {};
-  if (stat(path.c_str(), &st) != 0)
-    throw ConfigError("--config: cannot open '" + path + "': " + std::strerror(errno) + " (check the path)");
-  if (!S_ISREG(st.st_mode)) throw ConfigError("--config: '" + path + "' is not a regular file");
-  if (st.st_size > kMaxConfigBytes)
-    throw ConfigError(strprintf("--config: '%s' has %lld bytes; a config file has at most %lld", path.c_str(),
-                                static_cast<long long>(st.st_size), static_cast<long long>(kMaxConfigBytes)));
+  const paths::FileCheck check = paths::check_regular_file(path, kMaxConfigBytes);
+  if (check.problem == paths::FileProblem::Missing)
+    throw ConfigError("--config: cannot open '" + path + "': no such file (check the path)");
+  if (!check) throw ConfigError("--config: '" + path + "' " + check.reason + "; a config file is a small text file");
   std::ifstream file(path);
   if (!file) throw ConfigError("--config: cannot open '" + path + "' (check the permissions)");
   std::ostringstream text;

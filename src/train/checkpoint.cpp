@@ -20,6 +20,7 @@
 #include "util/atomic_file.hpp"
 #include "util/error.hpp"
 #include "util/log.hpp"
+#include "util/memory.hpp"
 #include "util/paths.hpp"
 
 namespace cifar {
@@ -35,6 +36,14 @@ std::string fix_hint(const std::string& path) {
 }
 
 std::vector<char> read_bytes(const std::string& path) {
+  // Before opening: a folder would fail deep in the stream library, a FIFO would block.
+  // The whole file is read into memory: one larger than the machine's is no checkpoint of ours.
+  const paths::FileCheck check = paths::check_regular_file(path, physical_memory_bytes());
+  if (check.problem == paths::FileProblem::Missing)
+    throw CheckpointError("cannot open checkpoint '" + path + "': no such file (check the path given to --resume)");
+  if (!check)
+    throw CheckpointError("checkpoint '" + path + "' " + check.reason +
+                          " (--resume takes a checkpoint file, or auto for the newest in --checkpoint-dir)");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw CheckpointError("cannot open checkpoint '" + path + "': " + std::strerror(errno) +
                                  " (check the path given to --resume)");
