@@ -13,6 +13,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "config/choices.hpp"
@@ -127,6 +128,9 @@ struct TrainConfig {
 
   // "  key = value" lines, in --help order, for the run log and checkpoints.
   std::vector<std::string> describe() const;
+  // (key, value) of the options that define the run: a checkpoint is only
+  // continued by a run with the same values (train_config.cpp marks them).
+  std::vector<std::pair<std::string, std::string>> run_definition() const;
 };
 
 // Parses argv (and the INI file it names) into a validated TrainConfig.

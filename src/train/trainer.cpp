@@ -147,8 +147,15 @@ void Trainer::build_communication(const MpiEnvironment& env) {
 void Trainer::resume() {
   const std::optional<Checkpoint> checkpoint = checkpoints_->resume();
   if (!checkpoint) return;
+  // Every rank holds the same checkpoint and plan: the same verdict, no communication.
+  if (const std::string why = position_problem(checkpoint->position, plan_); !why.empty())
+    fail_on_every_rank(CheckpointError("checkpoint '" + checkpoints_->resumed_path() + "' " + why +
+                                       " (a damaged file?); resume from another checkpoint"),
+                       world_.rank);
   position_ = checkpoint->position;
   resumed_loss_ = std::array<double, 2>{checkpoint->epoch_loss_sum, checkpoint->epoch_loss_count};
+  guard_.restore_skipped(checkpoint->skipped_steps);
+  resumed_from_ = checkpoints_->resumed_path();
   if (world_.rank == 0) metrics_.load_existing(position_.epoch);
 }
 
@@ -177,7 +184,9 @@ void Trainer::announce() const {
 // ---- The run --------------------------------------------------------------
 
 int Trainer::train() {
+  if (position_.epoch >= plan_.epochs || plan_.finished(position_.step)) return report_already_finished();
   announce();
+  if (preempted_before_first_step()) return kExitPreempted;
   run_start_ = Clock::now();
   if (world_.rank == 0)
     log::info(strprintf("start-up (data, model, communicators) %.1f s", seconds_since(setup_start_)));
@@ -189,6 +198,40 @@ int Trainer::train() {
   save_outputs();
   comm_->barrier();
   return kExitOk;
+}
+
+// Resumed from the end of the planned run: nothing to train. Said plainly,
+// instead of a RESULT line for zero seconds of training; the model file is
+// written from the checkpoint only when it is missing (a run that ended
+// between its last checkpoint and its model file).
+int Trainer::report_already_finished() const {
+  if (world_.rank != 0) return kExitOk;
+  log::info(strprintf("the run is already finished: %s is its end (epoch %d of %d, step %ld of %ld); nothing to "
+                      "train. To train longer, raise --epochs or --max-steps; for a new run, use another "
+                      "--checkpoint-dir",
+                      resumed_from_.c_str(), position_.epoch, plan_.epochs, position_.step, plan_.total_steps));
+  if (paths::exists(config_.output.model)) {
+    log::info("left " + config_.output.model + " as it is");
+  } else {
+    save_state_dict(*model_, config_.output.model);
+    log::info("wrote the missing " + config_.output.model + " from the checkpoint");
+  }
+  return kExitOk;
+}
+
+// A SIGTERM or SIGUSR1 during start-up (handlers are installed before MPI
+// starts): stop before the first step, every rank alike. Nothing was
+// trained, so there is nothing new to save.
+bool Trainer::preempted_before_first_step() {
+  if (!config_.checkpoint.enabled()) return false;
+  const int signal = preemption_agreed(*control_);
+  if (signal == 0) return false;
+  if (world_.rank == 0)
+    log::info(strprintf("preempted by %s during start-up, before the first step: nothing trained, nothing new to "
+                        "save; exit code %d (run again to %s)",
+                        signal_name(signal), kExitPreempted,
+                        position_.step > 0 ? "resume with --resume auto" : "start"));
+  return true;
 }
 
 BatchLoader Trainer::make_loader() const {

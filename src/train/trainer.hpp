@@ -55,8 +55,10 @@ class Trainer {
   Trainer(const Trainer&) = delete;
   Trainer& operator=(const Trainer&) = delete;
 
-  // Collective. Returns kExitOk, or kExitPreempted after a checkpoint on
-  // SIGTERM/SIGUSR1. Throws on failure (run_mpi_main reports it).
+  // Collective. Returns kExitOk (also for a run whose checkpoint is already
+  // its end: it says so and trains nothing), or kExitPreempted after a
+  // checkpoint on SIGTERM/SIGUSR1. Throws on failure (run_mpi_main reports
+  // it); a diverged run (--on-nonfinite stop) ends every rank with exit code 5.
   int train();
 
  private:
@@ -79,6 +81,8 @@ class Trainer {
   void resume();
   void open_tensorboard();
   void announce() const;
+  int report_already_finished() const;
+  bool preempted_before_first_step();
 
   // The run.
   bool train_epoch();  // false when preempted (the checkpoint is written)
@@ -118,6 +122,7 @@ class Trainer {
   std::unique_ptr<TensorBoardLog> tensorboard_;  // rank 0, with --tensorboard
 
   TrainingPosition position_;  // epoch, batches done in it, optimiser steps done
+  std::string resumed_from_;   // the checkpoint, when resumed
   EpochState epoch_;
   Evaluation last_eval_;
   double train_seconds_ = 0;
