@@ -154,6 +154,8 @@ std::string checkpoint_file_name(const TrainingPosition& position) {
   return strprintf("ckpt-e%04d-s%06ld.pt", position.epoch, position.step);
 }
 
+bool is_checkpoint_file_name(const std::string& name) { return std::regex_match(name, kNamePattern); }
+
 std::vector<std::string> list_checkpoints(const std::string& folder) {
   struct Entry {
     long step;

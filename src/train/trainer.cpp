@@ -55,14 +55,7 @@ void Trainer::check_placement_and_outputs(const MpiEnvironment& env) {
     if (config_.training.precision == Precision::Fp16 && !placement_.device.is_cuda()) {
       throw ConfigError("--precision fp16 needs a GPU (--device cuda); CPUs train in fp32 or bf16");
     }
-    if (world_.rank == 0) {
-      // Output folders must be writable before any training time is spent.
-      paths::require_writable_file("output", config_.output.model);
-      paths::require_writable_file("metrics", config_.output.metrics);
-      const std::string& tensorboard = config_.output.tensorboard;
-      if (!tensorboard.empty())
-        paths::require_writable_folder("tensorboard", tensorboard, paths::absolute(tensorboard));
-    }
+    if (world_.rank == 0) outputs_.emplace(config_);
   });
   profile_ = StepProfile(config_.runtime.profile, placement_.device);
 }

@@ -37,6 +37,7 @@
 #include "train/lookahead.hpp"
 #include "train/metrics.hpp"
 #include "train/optimizer.hpp"
+#include "train/outputs.hpp"
 #include "train/precision.hpp"
 #include "train/profile.hpp"
 #include "train/progress.hpp"
