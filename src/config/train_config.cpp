@@ -393,12 +393,24 @@ std::string config_help() {
         "        srun --mpi=pmix cifar_mpi ...      (one rank per GPU, or per CPU slot)\n\n"
      << make_options(defaults)->all
      << "\nExit codes: 0 done, 1 runtime failure, 2 bad configuration, 3 preempted (checkpoint written; "
-        "resume with --resume auto), 4 communication timeout.\n";
+        "resume with --resume auto), 4 communication timeout, 5 diverged (a non-finite loss or gradient with "
+        "--on-nonfinite stop; nothing written after the last good step).\n";
   return os.str();
 }
 
-void validate(const TrainConfig& c) {
-  const TrainingConfig& t = c.training;
+namespace {
+
+// Every floating-point option must be finite: inf passes "> 0" and then turns
+// into inf and NaN in the model and the metrics (--lr inf, --weight-decay inf).
+void validate_finite(const TrainConfig& c) {
+  TrainConfig copy = c;
+  visit_options(copy, [](Section, const char* name, const auto& field, Binding, const std::string&) {
+    if constexpr (std::is_floating_point_v<std::decay_t<decltype(field)>>)
+      require(std::isfinite(field), std::string("--") + name + " must be a finite number (got " + text(field) + ")");
+  });
+}
+
+void validate_training(const TrainingConfig& t, const OptimConfig& o) {
   require(t.epochs >= 1, "--epochs must be at least 1 (got " + text(t.epochs) + ")");
   require(t.max_steps >= 0, "--max-steps must be 0 (no limit) or positive");
   require(t.batch_size >= 1, "--batch-size must be at least 1 (got " + text(t.batch_size) + ")");
@@ -408,35 +420,64 @@ void validate(const TrainConfig& c) {
   require(t.label_smoothing >= 0 && t.label_smoothing < 1, "--label-smoothing must be in [0, 1)");
   require(t.target_accuracy >= 0 && t.target_accuracy <= 1, "--target-accuracy must be in [0, 1]");
   require(t.target_accuracy == 0 || t.eval, "--target-accuracy needs --eval true (the test accuracy decides)");
-  require(c.data.crop_pad >= 0 && c.data.crop_pad <= 16, "--crop-pad must be in [0, 16]");
-  const OptimConfig& o = c.optim;
   require(o.lr > 0, "--lr must be positive (got " + text(o.lr) + ")");
   require(o.momentum >= 0 && o.momentum < 1, "--momentum must be in [0, 1)");
   require(o.weight_decay >= 0, "--weight-decay must not be negative");
-  require(o.warmup_epochs >= 0, "--warmup-epochs must not be negative");
+  require(o.warmup_epochs >= 0 && o.warmup_epochs <= t.epochs,
+          "--warmup-epochs must be between 0 and --epochs (" + text(t.epochs) + "), got " + text(o.warmup_epochs));
   require(o.lookahead_every >= 0, "--lookahead-every must be 0 (off) or positive");
-  require(c.comm.bucket_mb > 0 && c.comm.first_bucket_mb > 0, "--bucket-mb and --first-bucket-mb must be positive");
-  require(c.comm.timeout_seconds > 0, "--comm-timeout must be positive (seconds)");
-  require(c.runtime.threads >= 0, "--threads must be 0 (automatic) or positive");
-  require(c.runtime.blas_threads >= -1, "--blas-threads must be -1 (as the recipe), 0 (as --threads) or positive");
-  require(c.data.prefetch_batches >= 0, "--prefetch-batches must not be negative");
-  require(c.output.log_every >= 1, "--log-every must be at least 1");
-  require(c.checkpoint.every_steps >= 0 && c.checkpoint.every_epochs >= 0, "checkpoint intervals must not be negative");
-  require(c.checkpoint.keep >= 1, "--keep-checkpoints must be at least 1");
+  require(!o.nesterov || optimizer_supports_nesterov(o.optimizer), "--nesterov applies to --optimizer sgd only");
+}
+
+// Upper limits of counts and sizes: a value past them is a typo or an attack,
+// and would exhaust threads or memory before failing anywhere useful.
+void validate_limits(const TrainConfig& c) {
+  const long cpus = std::max(1L, sysconf(_SC_NPROCESSORS_ONLN));
+  const long max_threads = kThreadsPerCpu * cpus;
+  require(c.runtime.threads >= 0 && c.runtime.threads <= max_threads,
+          strprintf("--threads must be 0 (automatic) or up to %ld (%d per CPU; this node has %ld), got %d",
+                    max_threads, kThreadsPerCpu, cpus, c.runtime.threads));
+  require(c.runtime.blas_threads >= -1 && c.runtime.blas_threads <= max_threads,
+          strprintf("--blas-threads must be -1 (as the recipe), 0 (as --threads) or up to %ld (%d per CPU), got %d",
+                    max_threads, kThreadsPerCpu, c.runtime.blas_threads));
+  require(c.data.crop_pad >= 0 && c.data.crop_pad <= 16, "--crop-pad must be in [0, 16]");
+  require(c.data.prefetch_batches >= 0 && c.data.prefetch_batches <= kMaxPrefetchBatches,
+          strprintf("--prefetch-batches must be between 0 and %d, got %d", kMaxPrefetchBatches,
+                    c.data.prefetch_batches));
+  for (const auto& [name, mb] : {std::pair<const char*, double>{"bucket-mb", c.comm.bucket_mb},
+                                 {"first-bucket-mb", c.comm.first_bucket_mb}})
+    require(mb > 0 && mb <= kMaxBucketMb,
+            strprintf("--%s must be positive and at most %.0f (1 TiB), got %s", name, kMaxBucketMb, text(mb).c_str()));
+  require(c.comm.timeout_seconds > 0 && c.comm.timeout_seconds <= kMaxCommTimeoutSeconds,
+          strprintf("--comm-timeout must be positive and at most %.0f seconds (a week), got %s",
+                    kMaxCommTimeoutSeconds, text(c.comm.timeout_seconds).c_str()));
+}
+
+void validate_names_and_paths(const TrainConfig& c) {
   require(!c.data.path.empty(), "--data is required: the HDF5 file made by cifar_pack");
   require(!c.output.model.empty(), "--output must name a file");
   require_one_of("dataset", c.data.dataset, dataset_names());
   require_one_of("model", c.model.name, model_names());
-  require_one_of("optimizer", o.optimizer, optimizer_names());
+  require_one_of("optimizer", c.optim.optimizer, optimizer_names());
   std::vector<std::string> backends = {"auto"};
   for (const auto& b : backend_names()) backends.push_back(b);
   require_one_of("backend", c.comm.backend, backends);
-  require(!o.nesterov || optimizer_supports_nesterov(o.optimizer),
-          "--nesterov applies to --optimizer sgd only");
   require(c.checkpoint.resume.kind != ResumeRequest::Kind::Path || !c.checkpoint.resume.path.empty(),
           "--resume: none, auto or a checkpoint path");
   require(c.checkpoint.resume.kind != ResumeRequest::Kind::Auto || c.checkpoint.enabled(),
           "--resume auto needs --checkpoint-dir");
+}
+
+}  // namespace
+
+void validate(const TrainConfig& c) {
+  validate_finite(c);
+  validate_training(c.training, c.optim);
+  validate_limits(c);
+  require(c.output.log_every >= 1, "--log-every must be at least 1");
+  require(c.checkpoint.every_steps >= 0 && c.checkpoint.every_epochs >= 0, "checkpoint intervals must not be negative");
+  require(c.checkpoint.keep >= 1, "--keep-checkpoints must be at least 1");
+  validate_names_and_paths(c);
 }
 
 std::vector<std::string> config_folders() {

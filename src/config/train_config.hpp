@@ -20,6 +20,12 @@
 
 namespace cifar {
 
+// Upper limits of values that cannot be checked against the data or the world.
+inline constexpr int kThreadsPerCpu = 4;         // --threads, --blas-threads: at most this many per CPU of the node
+inline constexpr int kMaxPrefetchBatches = 64;   // each prefetched batch holds memory
+inline constexpr double kMaxBucketMb = 1 << 20;  // 1 TiB
+inline constexpr double kMaxCommTimeoutSeconds = 7 * 24 * 3600.0;
+
 // What the training set is and how batches are drawn from it.
 struct DataConfig {
   std::string dataset = "cifar10";    // a name in the dataset registry (data/dataset.hpp)
@@ -55,6 +61,7 @@ struct TrainingConfig {
   int eval_every_epochs = 1;  // ... or every N epochs and after the last
   TtaMode tta = TtaMode::None;  // test-time augmentation of the evaluation
   double target_accuracy = 0;   // stop once the test accuracy reaches this (0: never)
+  OnNonFinite on_nonfinite = OnNonFinite::Stop;
 };
 
 struct OptimConfig {

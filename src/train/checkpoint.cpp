@@ -212,6 +212,7 @@ std::vector<char> encode_checkpoint(const Checkpoint& c) {
   d.insert(std::string("loss_scale"), c.loss_scale);
   d.insert(std::string("loss_scale_clean_steps"), static_cast<int64_t>(c.loss_scale_clean_steps));
   if (!c.lookahead_average.empty()) d.insert(std::string("lookahead"), c10::List<at::Tensor>(c.lookahead_average));
+  d.insert(std::string("skipped_steps"), static_cast<int64_t>(c.skipped_steps));
   return torch::pickle_save(c10::IValue(d));
 }
 
@@ -259,6 +260,7 @@ Checkpoint read_checkpoint(const std::string& path) {
   if (f.has("lookahead"))
     for (const auto& t : f.get("lookahead", &c10::IValue::isTensorList, "tensor list").toTensorVector())
       c.lookahead_average.push_back(t);
+  if (f.has("skipped_steps")) c.skipped_steps = static_cast<long>(f.integer("skipped_steps"));
   return c;
 }
 
@@ -304,6 +306,7 @@ Checkpoint capture_checkpoint(const RunIdentity& run, const TrainingPosition& po
   c.loss_scale_clean_steps = state.scaler.clean_steps();
   if (state.lookahead && state.lookahead->enabled())
     for (const auto& t : state.lookahead->average()) c.lookahead_average.push_back(t.to(torch::kCPU, false, true));
+  c.skipped_steps = state.skipped_steps ? *state.skipped_steps : 0;
   return c;
 }
 
@@ -476,6 +479,7 @@ std::optional<Checkpoint> Checkpointer::resume() {
 void Checkpointer::save(const TrainingPosition& position, double loss_sum, double loss_count) {
   const std::string path = paths::join(config_.dir, checkpoint_file_name(position));
   if (path == last_written_) return;  // this exact state is on disk already
+  if (before_write_) before_write_();
   agree_on(control_, [&] {
     if (control_.rank() != 0) return;  // every rank holds the same state; the others wait here
     // A folder that cannot be made is reported by the write below, with the file's name.

@@ -59,6 +59,7 @@ struct Checkpoint {
   double loss_scale = 1;
   int loss_scale_clean_steps = 0;
   std::vector<at::Tensor> lookahead_average;  // empty without --lookahead-every
+  long skipped_steps = 0;  // --on-nonfinite skip
 };
 
 // "ckpt-e0001-s000123.pt"

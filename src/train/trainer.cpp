@@ -3,6 +3,8 @@
 // save_outputs().
 #include "train/trainer.hpp"
 
+#include <limits>
+
 #include "comm/agreement.hpp"
 #include "comm/mpi_communicator.hpp"
 #include "data/distributed_sampler.hpp"
@@ -34,6 +36,7 @@ Trainer::Trainer(const MpiEnvironment& env, const TrainConfig& config)
     : config_(config),
       world_(env.world()),
       scaler_(config.training.precision == Precision::Fp16),
+      guard_(config.training.on_nonfinite, true, torch::kCPU),
       profile_(config.runtime.profile, torch::kCPU),
       metrics_(config.output.metrics) {
   setup_start_ = Clock::now();
@@ -58,6 +61,8 @@ void Trainer::check_placement_and_outputs(const MpiEnvironment& env) {
     if (world_.rank == 0) outputs_.emplace(config_);
   });
   profile_ = StepProfile(config_.runtime.profile, placement_.device);
+  // Reading the verdict every step would synchronise a GPU; on the CPU it is free.
+  guard_ = DivergenceGuard(config_.training.on_nonfinite, !placement_.device.is_cuda(), placement_.device);
 }
 
 // Threads, memory policy, cuDNN and signal handlers: process-wide settings.
@@ -132,9 +137,11 @@ void Trainer::build_communication(const MpiEnvironment& env) {
   const BucketOptions buckets{static_cast<size_t>(config_.comm.first_bucket_mb * (1 << 20)),
                               static_cast<size_t>(config_.comm.bucket_mb * (1 << 20))};
   reducer_ = std::make_unique<GradientReducer>(parameters_, untrained_state(*model_), *comm_, buckets);
+  const TrainState state{*model_,           optimizer_->torch_optimizer(), scaler_, placement_.device,
+                         lookahead_.get(), &guard_.skipped() /* a live count */};
   checkpoints_ = std::make_unique<Checkpointer>(
-      config_.checkpoint, run_identity(config_, world_.size, data_.train.size()),
-      TrainState{*model_, optimizer_->torch_optimizer(), scaler_, placement_.device, lookahead_.get()}, *control_);
+      config_.checkpoint, run_identity(config_, world_.size, data_.train.size(), data_.identity), state, *control_,
+      [this] { check_state_before_write(); });
 }
 
 void Trainer::resume() {
@@ -265,6 +272,7 @@ bool Trainer::train_epoch() {
     record_batch(train_step(*batch, ends_step), batch->labels.size(0));
     ++position_.batch_in_epoch;
     if (!ends_step) continue;
+    guard_.require_finite(/*synchronize=*/false);  // stops every rank alike when the step was not finite
     if (checkpoints_->at_step_boundary(position_, epoch_.loss_sum) != 0) return false;
     if (plan_.finished(position_.step)) break;
   }
@@ -299,7 +307,9 @@ torch::Tensor Trainer::forward_loss(const Batch& batch) {
 void Trainer::apply_update() {
   reducer_->finish();
   profile_.end_comm_wait();
-  if (scaler_.unscale_and_check(parameters_)) optimizer_->step();
+  // fp16: the loss scaler skips non-finite steps itself (and shrinks the scale); they are not divergence.
+  if (scaler_.unscale_and_check(parameters_) && guard_.admit(reducer_->gradients_finite(), position_.step))
+    optimizer_->step();
   ++position_.step;
   lookahead_->after_step(position_.step);
   if (plan_.finished(position_.step)) lookahead_->finish();  // the run ends on the average
@@ -307,12 +317,15 @@ void Trainer::apply_update() {
 }
 
 // Loss sums stay on the device (no host synchronisation); the progress line
-// reads the loss only when one is due.
+// reads the loss only when one is due. A non-finite loss (its step is
+// stopped at or skipped by the divergence guard) is left out of the epoch's
+// mean, so no metrics row holds NaN.
 void Trainer::record_batch(const torch::Tensor& loss, int64_t batch_size) {
   {
     torch::NoGradGuard no_grad;
-    epoch_.loss_sum[0] += loss.detach().to(torch::kFloat64) * batch_size;
-    epoch_.loss_sum[1] += batch_size;
+    const torch::Tensor value = loss.detach().to(torch::kFloat64);
+    epoch_.loss_sum[0] += torch::nan_to_num(value, 0.0, 0.0, 0.0) * batch_size;
+    epoch_.loss_sum[1] += torch::isfinite(value).to(torch::kFloat64) * batch_size;
   }
   epoch_.images += batch_size;
   const auto report =
@@ -322,6 +335,7 @@ void Trainer::record_batch(const torch::Tensor& loss, int64_t batch_size) {
 }
 
 void Trainer::end_epoch() {
+  guard_.require_finite(/*synchronize=*/true);  // before the metrics row and the checkpoint
   comm_->all_reduce(epoch_.loss_sum, ReduceOp::Sum);
   const double seconds = seconds_since(epoch_.start);
   train_seconds_ += seconds;
@@ -380,7 +394,9 @@ EpochMetrics Trainer::epoch_metrics(double epoch_seconds, bool evaluated) const 
   EpochMetrics row;
   row.epoch = epoch_.epoch;
   row.steps = position_.step;
-  row.train_loss = loss[0].item<double>() / std::max(1.0, loss[1].item<double>());
+  // No batch with a finite loss (all skipped): no mean, written as null.
+  const double counted = loss[1].item<double>();
+  row.train_loss = counted > 0 ? loss[0].item<double>() / counted : std::numeric_limits<double>::quiet_NaN();
   row.evaluated = evaluated;
   row.test_loss = last_eval_.loss;
   row.test_accuracy = last_eval_.accuracy;
@@ -389,10 +405,22 @@ EpochMetrics Trainer::epoch_metrics(double epoch_seconds, bool evaluated) const 
   row.epoch_seconds = epoch_seconds;
   row.train_eval_seconds = train_seconds_ + eval_seconds_;
   row.world_size = world_.size;
+  row.skipped_steps = guard_.skipped();
   return row;
 }
 
-void Trainer::save_outputs() const {
+// Every rank alike, before any checkpoint and the model file: a diverged run
+// (or one whose parameters overflowed) writes nothing.
+void Trainer::check_state_before_write() {
+  guard_.require_finite(/*synchronize=*/true);
+  guard_.require_finite_parameters(parameters_, position_.step);
+}
+
+void Trainer::save_outputs() {
+  check_state_before_write();
+  if (guard_.skipped() > 0 && world_.rank == 0)
+    log::info(strprintf("%ld optimiser step(s) skipped for a non-finite gradient (--on-nonfinite skip)",
+                        guard_.skipped()));
   if (world_.rank != 0) return;
   save_state_dict(*model_, config_.output.model);
   log::info(strprintf("saved %s; total wall time %s", config_.output.model.c_str(),

@@ -32,6 +32,7 @@
 #include "model/model.hpp"
 #include "mpi/mpi_env.hpp"
 #include "train/checkpoint.hpp"
+#include "train/divergence.hpp"
 #include "train/evaluation.hpp"
 #include "train/gradient_reducer.hpp"
 #include "train/lookahead.hpp"
@@ -96,12 +97,14 @@ class Trainer {
   void check_target(EpochMetrics& row);
   void report_epoch(const EpochMetrics& row);
   EpochMetrics epoch_metrics(double epoch_seconds, bool evaluated) const;
-  void save_outputs() const;
+  void save_outputs();
+  void check_state_before_write();
 
   BatchLoader make_loader() const;
 
   const TrainConfig& config_;
   const World& world_;
+  std::optional<RunOutputs> outputs_;  // rank 0: checked and locked outputs
   Placement placement_;
   torch::MemoryFormat format_ = torch::MemoryFormat::Contiguous;
   Dataset data_;
@@ -115,6 +118,7 @@ class Trainer {
   std::unique_ptr<Optimizer> optimizer_;
   std::unique_ptr<Lookahead> lookahead_;
   LossScaler scaler_;
+  DivergenceGuard guard_;
   std::unique_ptr<Checkpointer> checkpoints_;
   std::optional<std::array<double, 2>> resumed_loss_;  // the resumed epoch's loss sums, over all ranks
   StepProfile profile_;
