@@ -65,7 +65,8 @@ void Trainer::check_placement_and_outputs(const MpiEnvironment& env) {
   guard_ = DivergenceGuard(config_.training.on_nonfinite, !placement_.device.is_cuda(), placement_.device);
 }
 
-// Threads, memory policy, cuDNN and signal handlers: process-wide settings.
+// Threads, memory policy and cuDNN: process-wide settings. (The preemption
+// handlers are installed first thing in main().)
 void Trainer::configure_process() const {
   const RuntimeConfig& r = config_.runtime;
   const int threads = intra_op_thread_count(r.threads, world_);
@@ -77,7 +78,6 @@ void Trainer::configure_process() const {
     at::globalContext().setBenchmarkCuDNN(!r.deterministic);
     at::globalContext().setDeterministicCuDNN(r.deterministic);
   }
-  if (config_.checkpoint.enabled()) install_preemption_handlers();  // before any long start-up work
 }
 
 // Every rank reads and validates the data; any failure stops all.
