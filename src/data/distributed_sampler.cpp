@@ -4,6 +4,9 @@
 #include <ATen/CPUGeneratorImpl.h>
 #include <torch/torch.h>
 
+#include <algorithm>
+#include <string>
+
 #include "util/error.hpp"
 #include "util/log.hpp"
 
@@ -60,6 +63,60 @@ std::vector<int64_t> distributed_sampler_indices(const SamplerOptions& o) {
   mine.reserve(static_cast<size_t>(per_rank));
   for (int64_t k = o.rank; k < total; k += o.world_size) {
     mine.push_back(order[static_cast<size_t>(k % o.num_samples)]);
+  }
+  return mine;
+}
+
+std::vector<int64_t> global_sample_order(const SamplerOptions& options) {
+  SamplerOptions o = options;
+  o.rank = 0;
+  validate(o);
+  const int64_t total = samples_per_rank(o.num_samples, o.world_size, o.drop_last) * o.world_size;
+  const std::vector<int64_t> order = epoch_order(o);
+  std::vector<int64_t> global(static_cast<size_t>(total));
+  for (int64_t k = 0; k < total; ++k) global[static_cast<size_t>(k)] = order[static_cast<size_t>(k % o.num_samples)];
+  return global;
+}
+
+int64_t global_position(int64_t batches_done, int batch_size, int world_size, int64_t per_rank) {
+  return std::min(batches_done * batch_size, per_rank) * world_size;
+}
+
+int elastic_batch_size(int batch_size, int world_size, int new_world) {
+  const int64_t global = static_cast<int64_t>(batch_size) * world_size;
+  if (new_world >= 1 && global % new_world == 0) return static_cast<int>(global / new_world);
+  std::string divisors;
+  for (int64_t d = 1; d <= global; ++d)
+    if (global % d == 0) divisors += (divisors.empty() ? "" : ", ") + std::to_string(d);
+  throw ConfigError(strprintf("resume on %d rank(s): the checkpoint's global batch of %lld samples (%d per rank x %d "
+                              "ranks) does not divide among %d ranks; resume on %s ranks",
+                              new_world, static_cast<long long>(global), batch_size, world_size, new_world,
+                              divisors.c_str()));
+}
+
+std::vector<int64_t> resharded_indices(const SamplerOptions& written, int batch_size, int64_t position,
+                                       int new_world, int new_rank) {
+  CIFAR_CHECK(new_world >= 1 && new_rank >= 0 && new_rank < new_world, ConfigError,
+              strprintf("resharding: rank %d is outside [0, %d)", new_rank, new_world));
+  const std::vector<int64_t> order = global_sample_order(written);
+  const int64_t total = static_cast<int64_t>(order.size());
+  const int64_t block = static_cast<int64_t>(batch_size) * written.world_size;  // the old global micro-batch
+  CIFAR_CHECK(batch_size >= 1 && position >= 0 && position <= total && (position % block == 0 || position == total),
+              ConfigError,
+              strprintf("resharding: position %lld is not a micro-batch boundary of an epoch of %lld positions on %d "
+                        "ranks", static_cast<long long>(position), static_cast<long long>(total),
+                        written.world_size));
+  std::vector<int64_t> mine;
+  for (int64_t start = position, end = 0; start < total; start = end) {
+    end = std::min(total, (start / block + 1) * block);  // where the old ranks' batches end
+    const int64_t size = end - start;
+    if (size % new_world != 0)
+      throw ConfigError(strprintf("resume on %d rank(s): the old run's micro-batch at positions [%lld, %lld) of the "
+                                  "epoch holds %lld samples, which do not divide among %d ranks; resume on a world "
+                                  "size that divides it",
+                                  new_world, static_cast<long long>(start), static_cast<long long>(end),
+                                  static_cast<long long>(size), new_world));
+    for (int64_t k = start + new_rank; k < end; k += new_world) mine.push_back(order[static_cast<size_t>(k)]);
   }
   return mine;
 }

@@ -3,6 +3,7 @@
 // reproduced index for index; plus the partition properties that make sharding correct.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -88,6 +89,100 @@ TEST(DistributedSampler, RejectsBadWorldRankOrEmptySplit) {
   EXPECT_THROW(distributed_sampler_indices({10, 2, 2, 0, 0, true, false}), ConfigError);
   EXPECT_THROW(distributed_sampler_indices({0, 1, 0, 0, 0, true, false}), ConfigError);
   EXPECT_THROW(distributed_sampler_indices({3, 4, 0, 0, 0, true, true}), ConfigError);
+}
+
+// ---- Resuming at another world size (issue 16, item 1) ---------------------
+
+// What the old run's ranks train in their micro-batch `batch` (0-based in the
+// epoch), from the PyTorch-exact sampler itself: the oracle for re-sharding.
+std::multiset<int64_t> old_micro_batch(SamplerOptions o, int batch_size, int64_t batch) {
+  std::multiset<int64_t> samples;
+  for (o.rank = 0; o.rank < o.world_size; ++o.rank) {
+    const auto mine = distributed_sampler_indices(o);
+    const auto begin = std::min<int64_t>(batch * batch_size, static_cast<int64_t>(mine.size()));
+    const auto end = std::min<int64_t>(begin + batch_size, static_cast<int64_t>(mine.size()));
+    samples.insert(mine.begin() + begin, mine.begin() + end);
+  }
+  return samples;
+}
+
+// 106 samples on 4 ranks: 27 per rank (two padded repeats), micro-batches of
+// 6 per rank: four full global micro-batches of 24 and a last one of 12.
+// Checkpointed after 2 micro-batches (global position 48) and resumed on 2
+// and on 3 ranks: every remaining micro-batch trains exactly the samples the
+// 4-rank run's did, so every remaining sample of the epoch once.
+TEST(ElasticResume, ReshardedMicroBatchesAreTheOldRunsFor4To2And4To3) {
+  for (const bool shuffle : {false, true}) {
+    SamplerOptions old;
+    old.num_samples = 106;
+    old.world_size = 4;
+    old.seed = 5;
+    old.epoch = 3;
+    old.shuffle = shuffle;
+    const int batch = 6;
+    const int64_t per_rank = samples_per_rank(106, 4, false);
+    ASSERT_EQ(per_rank, 27);
+    const int64_t position = global_position(2, batch, 4, per_rank);
+    ASSERT_EQ(position, 48);
+    for (const int new_world : {2, 3}) {
+      const int new_batch = elastic_batch_size(batch, 4, new_world);
+      EXPECT_EQ(new_batch, 24 / new_world);
+      std::vector<std::vector<int64_t>> ranks;
+      for (int r = 0; r < new_world; ++r) ranks.push_back(resharded_indices(old, batch, position, new_world, r));
+      for (const auto& mine : ranks) EXPECT_EQ(mine.size(), ranks[0].size()) << "equal shares";
+      // Micro-batch b of the resumed run (per-rank batch new_batch, the last one shorter) == the old run's b + 2.
+      const int64_t per_new_rank = static_cast<int64_t>(ranks[0].size());
+      EXPECT_EQ(per_new_rank, (27 - 12) * 4 / new_world);
+      int64_t b = 0;
+      for (int64_t begin = 0; begin < per_new_rank; begin += new_batch, ++b) {
+        std::multiset<int64_t> resumed;
+        for (const auto& mine : ranks)
+          resumed.insert(mine.begin() + begin, mine.begin() + std::min<int64_t>(begin + new_batch, per_new_rank));
+        EXPECT_EQ(resumed, old_micro_batch(old, batch, b + 2))
+            << "shuffle " << shuffle << ", 4 -> " << new_world << " ranks, micro-batch " << b;
+      }
+      EXPECT_EQ(b, 3) << "micro-batches 2, 3 and the short 4 remain";
+    }
+  }
+}
+
+// Without shuffling the answer is known outright: positions 48.. of 0..105
+// followed by the padding 0, 1, split by striding.
+TEST(ElasticResume, KnownAnswerWithoutShuffle) {
+  SamplerOptions old;
+  old.num_samples = 106;
+  old.world_size = 4;
+  old.shuffle = false;
+  const std::vector<int64_t> rank1 = resharded_indices(old, 6, 48, 3, 1);
+  std::vector<int64_t> expected;
+  for (int64_t k = 49; k < 108; k += 3) expected.push_back(k % 106);
+  EXPECT_EQ(rank1, expected);
+  EXPECT_EQ(rank1.back(), 0) << "position 106 is the first padded repeat";
+  EXPECT_TRUE(resharded_indices(old, 6, 108, 2, 0).empty()) << "the epoch's end: nothing left";
+}
+
+TEST(ElasticResume, AGlobalBatchThatDoesNotDivideIsRefusedNamingTheNumbers) {
+  try {
+    elastic_batch_size(8, 4, 3);
+    FAIL() << "8 x 4 among 3 ranks was accepted";
+  } catch (const ConfigError& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("global batch of 32 samples (8 per rank x 4 ranks) does not divide among 3 ranks"),
+              std::string::npos) << m;
+    EXPECT_NE(m.find("resume on 1, 2, 4, 8, 16, 32 ranks"), std::string::npos) << m;
+  }
+  SamplerOptions old;
+  old.num_samples = 100;  // 25 per rank: the last micro-batch of 1 per rank holds 4, not divisible by 3
+  old.world_size = 4;
+  try {
+    resharded_indices(old, 6, 48, 3, 0);
+    FAIL() << "a last micro-batch of 4 among 3 ranks was accepted";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("micro-batch at positions [96, 100) of the epoch holds 4 samples, which do "
+                                         "not divide among 3 ranks"),
+              std::string::npos) << e.what();
+  }
+  EXPECT_THROW(resharded_indices(old, 6, 50, 2, 0), ConfigError) << "not a micro-batch boundary";
 }
 
 }  // namespace
