@@ -11,12 +11,16 @@
 namespace cifar {
 namespace {
 // Distinct, well-mixed generator seeds per (seed, rank, epoch).
-uint64_t augmentation_seed(uint64_t seed, int rank, int64_t epoch) {
+// A non-zero `stream` is mixed in last, so the ordinary streams stay as they were.
+uint64_t augmentation_seed(uint64_t seed, int rank, int64_t epoch, uint64_t stream) {
   uint64_t h = seed ^ 0x9e3779b97f4a7c15ULL;
-  for (uint64_t v : {static_cast<uint64_t>(rank), static_cast<uint64_t>(epoch)}) {
+  const auto mix = [&h](uint64_t v) {
     h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
     h *= 0xbf58476d1ce4e5b9ULL;
-  }
+  };
+  mix(static_cast<uint64_t>(rank));
+  mix(static_cast<uint64_t>(epoch));
+  if (stream != 0) mix(stream);
   return h;
 }
 }  // namespace
@@ -32,7 +36,7 @@ BatchLoader::BatchLoader(const Split& split, std::vector<int64_t> indices, int64
       batch_size_(batch_size),
       options_(options),
       device_(device),
-      generator_(at::detail::createCPUGenerator(augmentation_seed(options.seed, options.rank, options.epoch))) {
+      generator_(at::detail::createCPUGenerator(augmentation_seed(options.seed, options.rank, options.epoch, options.stream))) {
   CIFAR_CHECK(batch_size >= 1, ConfigError, strprintf("batch size %lld must be at least 1", static_cast<long long>(batch_size)));
   CIFAR_CHECK(images_.defined() && images_.scalar_type() == torch::kUInt8 && images_.dim() == 4, DataError,
               "BatchLoader needs a split with uint8 images [N,3,32,32] (use read_split)");
@@ -83,6 +87,7 @@ std::optional<Batch> BatchLoader::produce() {
   const int64_t size = std::min(batch_size_, indices_.size(0) - begin);
   const torch::Tensor idx = indices_.narrow(0, begin, size);
   Batch batch;
+  batch.indices = host_indices_.narrow(0, begin, size);
   ++produced_;
   torch::Tensor raw = images_.index_select(0, idx);
   batch.labels = labels_.index_select(0, idx);

@@ -51,11 +51,17 @@ struct LoaderOptions {
   // augmentation draws are made and discarded, so batch k gets the same crops
   // and flips as in an uninterrupted epoch.
   int64_t start_batch = 0;
+  // 0: the (seed, rank, epoch) augmentation stream. Otherwise mixed into its
+  // seed: the rest of an epoch resumed at another world size (the trainer
+  // passes the global position + 1) draws from a stream of its own, since
+  // the old ranks' streams followed shards that no longer exist.
+  uint64_t stream = 0;
 };
 
 struct Batch {
   torch::Tensor images;  // float [b,3,32,32] on the loader's device
   torch::Tensor labels;  // int64 [b] on the loader's device
+  torch::Tensor indices;  // int64 [b] on the CPU: the samples' indices in the split (for the test-only trace)
 };
 
 // Batches in an epoch of `samples` indices: the last one is smaller, or

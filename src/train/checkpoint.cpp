@@ -15,6 +15,7 @@
 #include <tuple>
 
 #include "comm/agreement.hpp"
+#include "data/distributed_sampler.hpp"
 #include "train/model_io.hpp"
 #include "train/run_plan.hpp"
 #include "train/preemption.hpp"
@@ -200,6 +201,8 @@ std::vector<char> encode_checkpoint(const Checkpoint& c) {
   d.insert(std::string("epoch"), static_cast<int64_t>(c.position.epoch));
   d.insert(std::string("batch_in_epoch"), static_cast<int64_t>(c.position.batch_in_epoch));
   d.insert(std::string("step"), static_cast<int64_t>(c.position.step));
+  d.insert(std::string("order_world_size"), static_cast<int64_t>(c.position.order_world_size));
+  d.insert(std::string("global_position"), c.global_position);
   d.insert(std::string("epoch_loss_sum"), c.epoch_loss_sum);
   d.insert(std::string("epoch_loss_count"), c.epoch_loss_count);
   c10::List<std::string> config;
@@ -215,6 +218,29 @@ std::vector<char> encode_checkpoint(const Checkpoint& c) {
   d.insert(std::string("skipped_steps"), static_cast<int64_t>(c.skipped_steps));
   return torch::pickle_save(c10::IValue(d));
 }
+
+namespace {
+// Version 1 files predate elastic resume: their epoch followed their own
+// world size, and the global position is the per-rank one times the world.
+// Version 2 files record both; a global position that is not the per-rank
+// one times the global micro-batch is a damaged file.
+void read_global_position(const Fields& f, int64_t version, const std::string& path, Checkpoint& c) {
+  const int64_t derived = static_cast<int64_t>(c.position.batch_in_epoch) * c.batch_size * c.world_size;
+  if (version == 1) {
+    c.position.order_world_size = c.world_size;
+    c.global_position = derived;
+    return;
+  }
+  c.position.order_world_size = static_cast<int>(f.integer("order_world_size"));
+  c.global_position = f.integer("global_position");
+  if (c.global_position != derived || c.position.order_world_size < 1)
+    throw CheckpointError(strprintf("checkpoint '%s' holds global position %lld and order world size %d, but %ld "
+                                    "batch(es) of %d on %d ranks make position %lld: a damaged file",
+                                    path.c_str(), static_cast<long long>(c.global_position),
+                                    c.position.order_world_size, c.position.batch_in_epoch, c.batch_size,
+                                    c.world_size, static_cast<long long>(derived)) + fix_hint(path));
+}
+}  // namespace
 
 Checkpoint read_checkpoint(const std::string& path) {
   const std::vector<char> bytes = read_bytes(path);
@@ -233,8 +259,9 @@ Checkpoint read_checkpoint(const std::string& path) {
     throw CheckpointError("'" + path + "' is not a cifar_mpi checkpoint (a model file? those are loaded with "
                           "load_state_dict, not --resume)" + fix_hint(path));
   const int64_t version = f.integer("format_version");
-  if (version != kCheckpointFormatVersion)
-    throw CheckpointError(strprintf("checkpoint '%s' has format version %lld; this program reads version %lld",
+  if (version < 1 || version > kCheckpointFormatVersion)
+    throw CheckpointError(strprintf("checkpoint '%s' has format version %lld; this program reads versions 1 to %lld "
+                                    "(a newer cifar_mpi wrote it? resume it with that version)",
                                     path.c_str(), static_cast<long long>(version),
                                     static_cast<long long>(kCheckpointFormatVersion)) + fix_hint(path));
   Checkpoint c;
@@ -247,6 +274,7 @@ Checkpoint read_checkpoint(const std::string& path) {
   if (f.has("data_identity")) c.data_identity = f.text("data_identity");  // optional: added within version 1
   c.position = {static_cast<int>(f.integer("epoch")), static_cast<long>(f.integer("batch_in_epoch")),
                 static_cast<long>(f.integer("step"))};
+  read_global_position(f, version, path, c);
   c.epoch_loss_sum = f.real("epoch_loss_sum");
   c.epoch_loss_count = f.real("epoch_loss_count");
   for (const auto& line : f.get("config", &c10::IValue::isList, "list").toListRef())
@@ -291,6 +319,8 @@ Checkpoint capture_checkpoint(const RunIdentity& run, const TrainingPosition& po
   c.train_size = run.train_size;
   c.data_identity = run.data_identity;
   c.position = position;
+  if (c.position.order_world_size == 0) c.position.order_world_size = run.world_size;
+  c.global_position = static_cast<int64_t>(position.batch_in_epoch) * run.batch_size * run.world_size;
   c.epoch_loss_sum = epoch_loss_sum;
   c.epoch_loss_count = epoch_loss_count;
   c.config = run.config;
@@ -310,13 +340,45 @@ Checkpoint capture_checkpoint(const RunIdentity& run, const TrainingPosition& po
   return c;
 }
 
+namespace {
+bool is_batch_option(const Difference& d) { return d.key == "batch-size" || d.key == "global-batch-size"; }
+}  // namespace
+
+int resumed_batch_size(const Checkpoint& c, const std::string& path, const RunIdentity& run) {
+  int kept = 0;
+  try {
+    kept = elastic_batch_size(c.batch_size, c.world_size, run.world_size);
+  } catch (const ConfigError& e) {
+    throw CheckpointError("checkpoint '" + path + "': " + e.what() + kNewRunHint);
+  }
+  // The batch options as the checkpoint's run had them (the same command line
+  // on another allocation, perhaps after earlier elastic resumes), or ones
+  // that already give the global batch.
+  const auto differences = run_differences(c, run);
+  const bool unchanged = std::none_of(differences.begin(), differences.end(), is_batch_option);
+  if (run.batch_size == kept || unchanged) return kept;
+  // The same world size with another global batch: check_resumable lists it
+  // with the run's other differing options.
+  if (c.world_size == run.world_size) return run.batch_size;
+  const auto saved = config_values(c.config);
+  const auto as_written = saved.find("batch-size");
+  throw CheckpointError(strprintf(
+      "checkpoint '%s' was written with a global micro-batch of %d (%d per rank x %d ranks); this run asks for %d "
+      "per rank x %d ranks = %d, and a resumed run keeps the global batch: pass --batch-size %d or "
+      "--global-batch-size %d (or the batch options as that run had them: --batch-size %s)",
+      path.c_str(), c.batch_size * c.world_size, c.batch_size, c.world_size, run.batch_size, run.world_size,
+      run.batch_size * run.world_size, kept, c.batch_size * c.world_size,
+      as_written == saved.end() ? "?" : as_written->second.c_str()) + kNewRunHint);
+}
+
 void check_resumable(const Checkpoint& c, const std::string& path, const RunIdentity& run) {
   auto n = [](long long v) { return std::to_string(v); };
-  if (c.world_size != run.world_size)
-    throw CheckpointError(mismatch(path, "a world of", n(c.world_size) + " rank(s)", n(run.world_size) + " rank(s)",
-                                   "resume with " + n(c.world_size) + " ranks (each rank's data shard depends on "
-                                   "the world size)"));
-  const auto differences = run_differences(c, run);
+  // Refuses a world size that cannot keep the global batch.
+  const int batch = resumed_batch_size(c, path, run);
+  auto differences = run_differences(c, run);
+  // The global batch is kept: the per-rank batch follows from it, whatever the batch options say.
+  if (batch * run.world_size == c.batch_size * c.world_size)
+    differences.erase(std::remove_if(differences.begin(), differences.end(), is_batch_option), differences.end());
   if (!differences.empty()) {
     std::string listed, fix;
     for (const auto& d : differences) {
@@ -334,7 +396,7 @@ void check_resumable(const Checkpoint& c, const std::string& path, const RunIden
                                    n(run.train_size) + " samples in " + run.data_path, "pass the same --data"));
 }
 
-std::string position_problem(const TrainingPosition& p, const RunPlan& plan) {
+std::string position_problem(const TrainingPosition& p, const RunPlan& plan, bool check_step) {
   if (p.epoch < 0 || p.batch_in_epoch < 0 || p.batch_in_epoch >= plan.batches_per_epoch || p.step < 0)
     return strprintf("holds the position epoch %d, batch %ld, step %ld, outside a run of %ld batches per epoch",
                      p.epoch, p.batch_in_epoch, p.step, plan.batches_per_epoch);
@@ -342,7 +404,7 @@ std::string position_problem(const TrainingPosition& p, const RunPlan& plan) {
     return strprintf("holds batch %ld, not the end of an optimiser step of %d batches", p.batch_in_epoch,
                      plan.accumulate);
   const long expected = static_cast<long>(p.epoch) * plan.steps_per_epoch + p.batch_in_epoch / plan.accumulate;
-  if (p.step != expected)
+  if (check_step && p.step != expected)
     return strprintf("holds step %ld, but epoch %d, batch %ld is step %ld of this run", p.step, p.epoch,
                      p.batch_in_epoch, expected);
   return "";
@@ -464,10 +526,19 @@ std::optional<Checkpoint> Checkpointer::resume() {
     check_resumable(*checkpoint, path, run_);
     restore_checkpoint(*checkpoint, path, state_);
   });
+  // Every rank: the same checkpoint and world, the same verdict (checked above).
+  run_.batch_size = resumed_batch_size(*checkpoint, path, run_);
   if (control_.rank() == 0) {
     const auto& p = checkpoint->position;
     log::info(strprintf("resumed from checkpoint %s: epoch %d, %ld batch(es) of it done, step %ld", path.c_str(),
                         p.epoch, p.batch_in_epoch, p.step));
+    if (checkpoint->world_size != control_.size())
+      log::info(strprintf("elastic resume: written on %d rank(s) with %d per rank, continued on %d rank(s) with %d "
+                          "per rank (the same global micro-batch of %d); the rest of epoch %d (from its global "
+                          "position %lld) is re-sharded among the %d ranks",
+                          checkpoint->world_size, checkpoint->batch_size, control_.size(), run_.batch_size,
+                          run_.batch_size * control_.size(), p.epoch,
+                          static_cast<long long>(checkpoint->global_position), control_.size()));
     const std::string note = length_change_note(*checkpoint, run_);
     if (!note.empty()) log::warn(note);
   }

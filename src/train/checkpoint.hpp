@@ -29,7 +29,10 @@
 
 namespace cifar {
 
-inline constexpr int64_t kCheckpointFormatVersion = 1;
+// Version 2 adds the epoch's global position and the world size whose
+// sampler ordered the epoch (resuming at another world size); version 1
+// files are still read (both follow from the per-rank position there).
+inline constexpr int64_t kCheckpointFormatVersion = 2;
 
 // Where the run continues: `batch_in_epoch` batches of `epoch` are done
 // (always at an optimiser-step boundary) and `step` optimiser steps in all.
@@ -37,6 +40,10 @@ struct TrainingPosition {
   int epoch = 0;
   long batch_in_epoch = 0;
   long step = 0;
+  // The world size whose DistributedSampler order this epoch follows; 0: the
+  // run's own. Not the run's own for the rest of an epoch resumed at another
+  // world size (elastic resume), which keeps the writing run's order.
+  int order_world_size = 0;
 };
 
 // One checkpoint file's contents.
@@ -48,7 +55,11 @@ struct Checkpoint {
   int accumulate = 1;
   int64_t train_size = 0;
   std::string data_identity;  // Dataset::identity of the training data ("" in older files)
-  TrainingPosition position;
+  TrainingPosition position;    // order_world_size always set (never 0) in a file
+  // Samples of the epoch's global order already trained: positions [0, this)
+  // of distributed_sampler.hpp's global_sample_order() for order_world_size
+  // ranks; batch_in_epoch * batch_size * world_size.
+  int64_t global_position = 0;
   double epoch_loss_sum = 0;    // the partial epoch's loss sum and sample count, over all ranks
   double epoch_loss_count = 0;
   std::vector<std::string> config;  // TrainConfig::describe() of the run that wrote it
@@ -89,7 +100,8 @@ struct TrainState {
 
 // What a run that continues a checkpoint must share with the run that wrote
 // it: the options that define the run (TrainConfig::run_definition()), the
-// world size and the training data's content.
+// global batch (the world size may change: resumed_batch_size) and the
+// training data's content.
 struct RunIdentity {
   std::string model;
   std::string optimizer;
@@ -109,16 +121,26 @@ RunIdentity run_identity(const TrainConfig& config, int world_size, int64_t trai
 Checkpoint capture_checkpoint(const RunIdentity& run, const TrainingPosition& position, double epoch_loss_sum,
                               double epoch_loss_count, const TrainState& state);
 // Throws CheckpointError unless `run` can continue `checkpoint` exactly: the
-// same world size, the same value of every run-defining option (a key the
+// same global batch (another world size is fine when resumed_batch_size()
+// accepts it), the same value of every run-defining option (a key the
 // checkpoint does not record counts as its default) and the same training
 // data. The message names `path`, every differing key with both values, and
 // the fix.
 void check_resumable(const Checkpoint& checkpoint, const std::string& path, const RunIdentity& run);
+// The per-rank micro-batch `run` trains with when it continues `checkpoint`:
+// the one that keeps the checkpoint's global micro-batch (batch_size *
+// world_size, elastic_batch_size), when the batch options were left as the
+// writing run had them or already give that global batch. Otherwise, on the
+// same world size, the run's own (check_resumable refuses it as a run
+// difference); on another, CheckpointError naming the numbers and the fix.
+int resumed_batch_size(const Checkpoint& checkpoint, const std::string& path, const RunIdentity& run);
 // Why `position`, read from a checkpoint, cannot be where a run of `plan`
 // stopped ("" when it can): checkpoints are written at optimiser-step
 // boundaries, and for a run of the same shape (check_resumable) the step count
 // follows from the epoch and the batch.
-std::string position_problem(const TrainingPosition& position, const RunPlan& plan);
+// With `check_step` false (a run resumed at another world size, whose earlier
+// epochs may have had another number of steps), only the batch is checked.
+std::string position_problem(const TrainingPosition& position, const RunPlan& plan, bool check_step = true);
 // A warning for a resumed run whose length changed (--epochs, --max-steps)
 // under a schedule that depends on it (cosine, one-cycle), or "".
 std::string length_change_note(const Checkpoint& checkpoint, const RunIdentity& run);
@@ -144,6 +166,9 @@ class Checkpointer {
   std::optional<Checkpoint> resume();
   // The checkpoint resume() restored ("" before, or for a fresh start).
   const std::string& resumed_path() const { return resumed_path_; }
+  // The per-rank batch this run trains and records in its checkpoints
+  // (resumed_batch_size() after resume()).
+  int batch_size() const { return run_.batch_size; }
 
   // At every optimiser-step boundary (collective): writes a checkpoint when
   // --checkpoint-every-steps is due or a preemption signal reached any rank.

@@ -30,6 +30,8 @@ class Lookahead {
   // The run's end: the weights become the average.
   void finish();
   static double decay(int every, long steps_done, long total_steps);
+  // A run resumed at another world size whose plan has another length.
+  void set_total_steps(long total_steps) { total_steps_ = total_steps; }
 
   // The running average, for checkpoints (float tensors of the model's state, in state_entries() order).
   const std::vector<torch::Tensor>& average() const { return average_; }

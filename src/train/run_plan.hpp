@@ -23,7 +23,10 @@ struct RunPlan {
 
   // Batch `batch` (0-based in its epoch) is the first / last micro-batch of an optimiser step.
   bool starts_step(long batch) const { return batch % accumulate == 0; }
-  bool ends_step(long batch) const { return (batch + 1) % accumulate == 0 || batch + 1 == batches_per_epoch; }
+  bool ends_step(long batch) const { return ends_step(batch, batches_per_epoch); }
+  // The same in an epoch of `batches` micro-batches (the rest of an epoch
+  // resumed at another world size keeps the writing run's count).
+  bool ends_step(long batch, long batches) const { return (batch + 1) % accumulate == 0 || batch + 1 == batches; }
   bool finished(long steps_done) const { return steps_done >= total_steps; }
   // Batches this rank has left after finishing batch `batch` of `epoch` with
   // `steps_done` optimiser steps done: the rest of this epoch and the later

@@ -40,6 +40,7 @@ Trainer::Trainer(const MpiEnvironment& env, const TrainConfig& config)
       profile_(config.runtime.profile, torch::kCPU),
       metrics_(config.output.metrics) {
   setup_start_ = Clock::now();
+  trace_ = std::make_unique<SampleTrace>(world_.rank);
   check_placement_and_outputs(env);
   configure_process();
   load_data(env);
@@ -147,16 +148,37 @@ void Trainer::build_communication(const MpiEnvironment& env) {
 void Trainer::resume() {
   const std::optional<Checkpoint> checkpoint = checkpoints_->resume();
   if (!checkpoint) return;
+  adopt_resumed_batch_size(checkpoints_->batch_size());
+  position_ = checkpoint->position;
+  // An epoch not yet begun (or one ordered by this world size) follows this world's sampler.
+  if (position_.batch_in_epoch == 0 || position_.order_world_size == world_.size) position_.order_world_size = 0;
   // Every rank holds the same checkpoint and plan: the same verdict, no communication.
-  if (const std::string why = position_problem(checkpoint->position, plan_); !why.empty())
+  const bool same_shape = checkpoint->world_size == world_.size && !elastic_epoch();
+  if (const std::string why = position_problem(position_, order_plan(), same_shape); !why.empty())
     fail_on_every_rank(CheckpointError("checkpoint '" + checkpoints_->resumed_path() + "' " + why +
                                        " (a damaged file?); resume from another checkpoint"),
                        world_.rank);
-  position_ = checkpoint->position;
   resumed_loss_ = std::array<double, 2>{checkpoint->epoch_loss_sum, checkpoint->epoch_loss_count};
   guard_.restore_skipped(checkpoint->skipped_steps);
   resumed_from_ = checkpoints_->resumed_path();
   if (world_.rank == 0) metrics_.load_existing(position_.epoch);
+}
+
+// Resumed at another world size: the per-rank batch that keeps the global
+// batch replaces the configured one, and the plan (steps per epoch, the
+// schedule's length) follows from it.
+void Trainer::adopt_resumed_batch_size(int batch_size) {
+  if (batch_size == plan_.batch_size) return;
+  TrainingConfig training = config_.training;
+  training.batch_size = batch_size;
+  training.global_batch_size = 0;
+  const long steps_before = plan_.total_steps;
+  plan_ = make_run_plan(data_.train.size(), world_.size, training, config_.data.drop_last, config_.optim.warmup_epochs);
+  schedule_ = ScheduleOptions{config_.optim.schedule, config_.optim.lr, plan_.total_steps, plan_.warmup_steps};
+  lookahead_->set_total_steps(plan_.total_steps);
+  if (world_.rank == 0 && plan_.total_steps != steps_before)
+    log::info(strprintf("the run now has %ld optimiser steps (%ld per epoch on %d ranks)", plan_.total_steps,
+                        plan_.steps_per_epoch, world_.size));
 }
 
 // After resume(): a resumed run's events continue from its checkpoint's step.
@@ -234,10 +256,40 @@ bool Trainer::preempted_before_first_step() {
   return true;
 }
 
+bool Trainer::elastic_epoch() const {
+  return position_.order_world_size != 0 && position_.order_world_size != world_.size;
+}
+
+RunPlan Trainer::order_plan() const {
+  if (!elastic_epoch()) return plan_;
+  TrainingConfig training = config_.training;
+  training.batch_size = plan_.batch_size * world_.size / position_.order_world_size;  // the same global micro-batch
+  training.global_batch_size = 0;
+  return make_run_plan(data_.train.size(), position_.order_world_size, training, config_.data.drop_last,
+                       config_.optim.warmup_epochs);
+}
+
+long Trainer::epoch_batches() const { return elastic_epoch() ? order_plan().batches_per_epoch : plan_.batches_per_epoch; }
+
+// Ordinarily this rank's DistributedSampler shard (the loader skips the
+// batches already done). In an elastic epoch, the rest of the order the
+// writing world size began, from its global position, re-sharded so that
+// each micro-batch trains the samples the writing run's would have.
+std::vector<int64_t> Trainer::epoch_indices() const {
+  const DataConfig& d = config_.data;
+  SamplerOptions sampler{data_.train.size(), world_.size,       world_.rank, static_cast<uint64_t>(d.shuffle_seed),
+                         position_.epoch,    d.shuffle,          d.drop_last};
+  if (!elastic_epoch()) return distributed_sampler_indices(sampler);
+  const int order_batch = order_plan().batch_size;
+  sampler.world_size = position_.order_world_size;
+  sampler.rank = 0;
+  const int64_t position = global_position(position_.batch_in_epoch, order_batch, sampler.world_size,
+                                           samples_per_rank(sampler.num_samples, sampler.world_size, d.drop_last));
+  return resharded_indices(sampler, order_batch, position, world_.size, world_.rank);
+}
+
 BatchLoader Trainer::make_loader() const {
   const DataConfig& d = config_.data;
-  const SamplerOptions sampler{data_.train.size(), world_.size,       world_.rank, static_cast<uint64_t>(d.shuffle_seed),
-                               position_.epoch,    d.shuffle,          d.drop_last};
   LoaderOptions o;
   o.normalization = data_.normalization;
   o.augment = d.augment;
@@ -251,8 +303,14 @@ BatchLoader Trainer::make_loader() const {
   o.prefetch_depth = static_cast<size_t>(d.prefetch_batches);
   o.memory_format = format_;
   o.start_batch = position_.batch_in_epoch;  // not 0 when resuming mid-epoch
-  return BatchLoader(data_.train, distributed_sampler_indices(sampler), plan_.batch_size, o,
-                     placement_.device);
+  if (elastic_epoch()) {
+    // The indices hold only the rest of the epoch. Augmentation: a stream of
+    // its own per (seed, rank, epoch, global position) — reproducible, but
+    // not the crops the writing ranks would have drawn (docs/checkpoint.md).
+    o.start_batch = 0;
+    o.stream = static_cast<uint64_t>(position_.batch_in_epoch) * plan_.batch_size * world_.size + 1;
+  }
+  return BatchLoader(data_.train, epoch_indices(), plan_.batch_size, o, placement_.device);
 }
 
 bool Trainer::train_epoch() {
@@ -266,9 +324,11 @@ bool Trainer::train_epoch() {
   progress_->start_epoch();
   profile_.start_epoch();
   BatchLoader loader = make_loader();
+  const long batches = epoch_batches();
   while (auto batch = loader.next()) {
     profile_.end(StepProfile::kData);
-    const bool ends_step = plan_.ends_step(position_.batch_in_epoch);
+    const bool ends_step = plan_.ends_step(position_.batch_in_epoch, batches);
+    trace_->record(position_.epoch, position_.step, position_.batch_in_epoch, batch->indices);
     record_batch(train_step(*batch, ends_step), batch->labels.size(0));
     ++position_.batch_in_epoch;
     if (!ends_step) continue;
@@ -342,7 +402,8 @@ void Trainer::end_epoch() {
   images_trained_ += epoch_.images * world_.size;
   if (config_.runtime.profile) profile_.report(*comm_, epoch_.epoch, world_.num_nodes == 1);
   // A run stopped by --max-steps mid-epoch continues in this epoch.
-  if (position_.batch_in_epoch >= plan_.batches_per_epoch) position_ = {position_.epoch + 1, 0, position_.step};
+  // The next epoch follows this world size's sampler (order_world_size 0).
+  if (position_.batch_in_epoch >= epoch_batches()) position_ = {position_.epoch + 1, 0, position_.step, 0};
   const bool run_ends = position_.epoch == plan_.epochs || plan_.finished(position_.step);
   EpochMetrics row = epoch_metrics(seconds, evaluate_if_due(run_ends));
   check_target(row);

@@ -43,6 +43,7 @@
 #include "train/profile.hpp"
 #include "train/progress.hpp"
 #include "train/run_plan.hpp"
+#include "train/sample_trace.hpp"
 #include "train/schedule.hpp"
 #include "train/tensorboard.hpp"
 
@@ -81,6 +82,7 @@ class Trainer {
   void build_model();
   void build_communication(const MpiEnvironment& env);
   void resume();
+  void adopt_resumed_batch_size(int batch_size);
   void open_tensorboard();
   void announce() const;
   int report_already_finished() const;
@@ -101,6 +103,12 @@ class Trainer {
   void check_state_before_write();
 
   BatchLoader make_loader() const;
+  // Elastic resume: the rest of an epoch that another world size started
+  // keeps that world's sample order and micro-batch count.
+  bool elastic_epoch() const;
+  RunPlan order_plan() const;  // the plan of the world size that ordered this epoch
+  long epoch_batches() const;  // micro-batches in this epoch
+  std::vector<int64_t> epoch_indices() const;  // this rank's samples for the rest of this epoch
 
   const TrainConfig& config_;
   const World& world_;
@@ -126,7 +134,8 @@ class Trainer {
   MetricsLog metrics_;
   std::unique_ptr<TensorBoardLog> tensorboard_;  // rank 0, with --tensorboard
 
-  TrainingPosition position_;  // epoch, batches done in it, optimiser steps done
+  TrainingPosition position_;  // epoch, batches done in it, optimiser steps done (and the epoch's order)
+  std::unique_ptr<SampleTrace> trace_;  // test-only (CIFAR_MPI_TEST_SAMPLE_TRACE)
   std::string resumed_from_;   // the checkpoint, when resumed
   EpochState epoch_;
   Evaluation last_eval_;

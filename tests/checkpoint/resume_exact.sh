@@ -7,7 +7,7 @@
 #     restored;
 #   * "1 epoch, stop, resume for 1 more" (--resume auto): Adam;
 # plus --keep-checkpoints, a fresh start when the folder is empty, and a
-# different world size refused with both sizes named.
+# world size that cannot keep the global batch refused with the numbers named.
 # shellcheck source=tests/checkpoint/lib.sh
 source "$(dirname "$0")/lib.sh"
 
@@ -43,10 +43,11 @@ rows=$(grep -c '"epoch"' metrics.jsonl)
 [[ $rows == 2 ]] && grep -q '"epoch": 0' metrics.jsonl && grep -q '"epoch": 1' metrics.jsonl ||
   fail "metrics.jsonl after the resume should hold epochs 0 and 1: $(cat metrics.jsonl)"
 
-# Another world size: refused, naming both.
+# Another world size that cannot keep the global batch of 32 (16 per rank x 2
+# ranks): refused, naming the numbers (elastic.sh resumes at sizes that can).
 rc=0
-run 1 one_rank.log "${sgd[@]}" --output one.pth --checkpoint-dir straight_ckpt --resume auto || rc=$?
-[[ $rc == 1 ]] || { cat one_rank.log; fail "resuming a 2-rank checkpoint on 1 rank exited $rc, expected 1"; }
-expect_in one_rank.log 'ckpt-e0002-s000032.pt.*a world of 2 rank\(s\), but this run has 1 rank\(s\).*resume with 2 ranks'
-grep -m1 'world of' one_rank.log
+run 3 three_ranks.log "${sgd[@]}" --output three.pth --checkpoint-dir straight_ckpt --resume auto || rc=$?
+[[ $rc == 1 ]] || { cat three_ranks.log; fail "resuming a 2-rank checkpoint on 3 ranks exited $rc, expected 1"; }
+expect_in three_ranks.log 'ckpt-e0002-s000032.pt.*global batch of 32 samples \(16 per rank x 2 ranks\) does not divide among 3 ranks'
+grep -m1 -o 'global batch of.*ranks' three_ranks.log
 echo PASS

@@ -4,6 +4,7 @@
 // model, optimiser, loss scaler and generator state exactly, and bad files or
 // mismatched runs get errors that name the file and the fix.
 #include <gtest/gtest.h>
+#include <torch/csrc/jit/serialization/pickle.h>
 
 #include <algorithm>
 #include <fstream>
@@ -129,6 +130,8 @@ TEST(CheckpointFile, RoundTripRestoresModelOptimiserScalerAndGenerator) {
   EXPECT_EQ(read.position.batch_in_epoch, 5);
   EXPECT_EQ(read.position.step, 77);
   EXPECT_EQ(read.world_size, 2);
+  EXPECT_EQ(read.position.order_world_size, 2);  // the run's own order
+  EXPECT_EQ(read.global_position, 5 * 8 * 2);    // 5 micro-batches of 8 per rank on 2 ranks
   EXPECT_EQ(read.epoch_loss_sum, 12.5);
   EXPECT_EQ(read.epoch_loss_count, 40);
   EXPECT_EQ(read.config, c.describe());
@@ -184,8 +187,21 @@ TEST(CheckpointFile, BadFilesAndMismatchedRunsNameTheFileAndTheFix) {
   other.model.name = "resnet18";
   expect_error([&] { check_resumable(ck, good, run_identity(other, 2, 300, kData)); },
                {good, "--model convnet there, resnet18 here", "pass the checkpoint's values (--model convnet)"});
-  expect_error([&] { check_resumable(ck, good, run_identity(c, 4, 300, kData)); },
-               {good, "2 rank(s)", "4 rank(s)", "resume with 2 ranks"});
+  // Another world size keeps the global micro-batch of 16 (8 per rank x 2 ranks) or is refused.
+  expect_error([&] { check_resumable(ck, good, run_identity(c, 3, 300, kData)); },
+               {good, "global batch of 16 samples (8 per rank x 2 ranks) does not divide among 3 ranks",
+                "resume on 1, 2, 4, 8, 16 ranks"});
+  check_resumable(ck, good, run_identity(c, 4, 300, kData));
+  EXPECT_EQ(resumed_batch_size(ck, good, run_identity(c, 4, 300, kData)), 4);  // --batch-size as written
+  TrainConfig four = c;
+  four.training.batch_size = 4;
+  EXPECT_EQ(resumed_batch_size(ck, good, run_identity(four, 4, 300, kData)), 4);  // already the global batch
+  TrainConfig five = c;
+  five.training.batch_size = 5;
+  expect_error([&] { check_resumable(ck, good, run_identity(five, 4, 300, kData)); },
+               {good, "5 per rank x 4 ranks = 20", "pass --batch-size 4 or --global-batch-size 16"});
+  expect_error([&] { check_resumable(ck, good, run_identity(five, 2, 300, kData)); },
+               {good, "--batch-size 8 there, 5 here"});  // the same world size: a changed global batch
   expect_error([&] { check_resumable(ck, good, run_identity(c, 2, 301, kData)); }, {good, "300 samples", "301 samples"});
   check_resumable(ck, good, run_identity(c, 2, 300, kData));  // the matching run is accepted
   // A state dict of another model is refused before anything is copied.
@@ -325,6 +341,50 @@ TEST(CheckpointFile, DataIdentityAndSkippedStepsRoundTrip) {
   EXPECT_EQ(read.skipped_steps, 4);
   // A folder given as a checkpoint is refused before anything opens it.
   expect_error([&] { read_checkpoint(dir.file("")); }, {"is a folder, not a file", "--resume takes a checkpoint file"});
+}
+
+}  // namespace
+}  // namespace cifar
+
+namespace cifar {
+namespace {
+
+// The same checkpoint as a version-1 file (no global position, no order world
+// size) and as a version-2 file with a global position that does not fit.
+std::vector<char> rewritten(const std::vector<char>& bytes, const std::function<void(c10::impl::GenericDict&)>& edit) {
+  c10::IValue value = torch::pickle_load(bytes);
+  c10::impl::GenericDict dict = value.toGenericDict();
+  edit(dict);
+  return torch::pickle_save(c10::IValue(dict));
+}
+
+TEST(CheckpointFile, Version1FilesAreReadWithTheirOwnOrderAndNewerOnesRefusedNamingTheVersion) {
+  torch::manual_seed(1);
+  Trained a;
+  LossScaler no_scaling(false);
+  const std::vector<char> bytes = encode_checkpoint(capture_checkpoint(
+      run_identity(sgd_config(), 2, 300, kData), {1, 3, 22}, 0, 0, TrainState{*a.model, a.optimizer, no_scaling, torch::kCPU}));
+  TempDir dir;
+  const std::string v1 = dir.file("v1.pt");
+  write_file_atomically(v1, rewritten(bytes, [](c10::impl::GenericDict& d) {
+    d.insert_or_assign(std::string("format_version"), int64_t{1});
+    d.erase(std::string("global_position"));
+    d.erase(std::string("order_world_size"));
+  }));
+  const Checkpoint old = read_checkpoint(v1);
+  EXPECT_EQ(old.position.order_world_size, 2);
+  EXPECT_EQ(old.global_position, 3 * 8 * 2);
+
+  const std::string v3 = dir.file("v3.pt");
+  write_file_atomically(v3, rewritten(bytes, [](c10::impl::GenericDict& d) {
+    d.insert_or_assign(std::string("format_version"), int64_t{3});
+  }));
+  expect_error([&] { read_checkpoint(v3); }, {v3, "format version 3", "reads versions 1 to 2"});
+  const std::string moved = dir.file("moved.pt");
+  write_file_atomically(moved, rewritten(bytes, [](c10::impl::GenericDict& d) {
+    d.insert_or_assign(std::string("global_position"), int64_t{47});
+  }));
+  expect_error([&] { read_checkpoint(moved); }, {moved, "global position 47", "make position 48", "damaged"});
 }
 
 }  // namespace
