@@ -106,9 +106,13 @@ std::vector<int64_t> resharded_indices(const SamplerOptions& written, int batch_
               strprintf("resharding: position %lld is not a micro-batch boundary of an epoch of %lld positions on %d "
                         "ranks", static_cast<long long>(position), static_cast<long long>(total),
                         written.world_size));
+  // With drop_last the loader drops each rank's final partial micro-batch, so
+  // the old run never trains a short last block: the epoch ends at the last
+  // full one (and a short block that would not divide is no reason to refuse).
+  const int64_t last = written.drop_last ? total / block * block : total;
   std::vector<int64_t> mine;
-  for (int64_t start = position, end = 0; start < total; start = end) {
-    end = std::min(total, (start / block + 1) * block);  // where the old ranks' batches end
+  for (int64_t start = position, end = 0; start < last; start = end) {
+    end = std::min(last, (start / block + 1) * block);  // where the old ranks' batches end
     const int64_t size = end - start;
     if (size % new_world != 0)
       throw ConfigError(strprintf("resume on %d rank(s): the old run's micro-batch at positions [%lld, %lld) of the "

@@ -54,8 +54,9 @@ int64_t global_position(int64_t batches_done, int batch_size, int world_size, in
 // o mod new_world). With a per-rank batch of G / new_world (elastic_batch_size)
 // every micro-batch, and so every optimiser step, trains the same samples
 // as the old run's did, and every remaining sample of the epoch is trained
-// exactly once. Throws ConfigError, naming the numbers, when a remaining
-// block does not divide among the new ranks.
+// exactly once (with drop_last: up to the last full block, as the loader
+// drops the short one). Throws ConfigError, naming the numbers, when a
+// remaining block does not divide among the new ranks.
 std::vector<int64_t> resharded_indices(const SamplerOptions& written, int batch_size, int64_t position,
                                        int new_world, int new_rank);
 

@@ -161,6 +161,29 @@ TEST(ElasticResume, KnownAnswerWithoutShuffle) {
   EXPECT_TRUE(resharded_indices(old, 6, 108, 2, 0).empty()) << "the epoch's end: nothing left";
 }
 
+// 106 samples on 4 ranks with drop_last: 26 per rank, 104 positions, four
+// full micro-batches of 24 and a short one of 8 that the loader drops (and
+// that would not divide among 3 ranks). From position 48, 3 ranks get blocks
+// 2 and 3 only: 16 samples each, exactly positions [48, 96) between them.
+TEST(ElasticResume, WithDropLastTheDroppedShortBlockEndsTheEpoch) {
+  SamplerOptions old;
+  old.num_samples = 106;
+  old.world_size = 4;
+  old.seed = 5;
+  old.drop_last = true;
+  const std::vector<int64_t> order = global_sample_order(old);
+  ASSERT_EQ(order.size(), 104u);
+  std::vector<int64_t> together, expected(order.begin() + 48, order.begin() + 96);
+  for (int rank = 0; rank < 3; ++rank) {
+    const std::vector<int64_t> mine = resharded_indices(old, 6, 48, 3, rank);
+    EXPECT_EQ(mine.size(), 16u) << "rank " << rank;
+    together.insert(together.end(), mine.begin(), mine.end());
+  }
+  std::sort(together.begin(), together.end());
+  std::sort(expected.begin(), expected.end());
+  EXPECT_EQ(together, expected);
+}
+
 TEST(ElasticResume, AGlobalBatchThatDoesNotDivideIsRefusedNamingTheNumbers) {
   try {
     elastic_batch_size(8, 4, 3);
