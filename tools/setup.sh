@@ -12,6 +12,8 @@ set -euo pipefail
 packages=(
   # toolchain
   build-essential cmake ninja-build pkg-config ccache git
+  # the cpu-debug preset: clang with ASan, UBSan and libFuzzer (runtimes in libclang-rt)
+  clang-14 libclang-rt-14-dev
   # libraries the program links
   libtorch-dev libopenmpi-dev openmpi-bin libhdf5-dev hdf5-tools
   libboost-program-options-dev libarchive-dev

@@ -13,10 +13,18 @@
 # CIFAR_PRESETS=cpu runs the first alone and downloads no torch. Extra
 # arguments go to ctest and replace the cuda run's label selection
 # (e.g. tools/test.sh -L unit, or -R sampler).
+# --- cpu-debug (issue 16; docs/fuzzing.md) -----------------------------------
+#   cpu-debug  clang 14 with ASan + UBSan, every finding fatal, between cpu and
+#              cuda by default. Its build preset builds only the unit and MPI
+#              test programs and the fuzz harnesses (target test_programs);
+#              its test preset selects the unit, mpi and fuzz labels (each
+#              harness replays its committed inputs, then fuzzes for
+#              CIFAR_FUZZ_SECONDS). Extra arguments narrow that selection.
+# --- end cpu-debug ------------------------------------------------------------
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-read -r -a presets <<<"${CIFAR_PRESETS:-${CIFAR_PRESET:-cpu cuda}}"
+read -r -a presets <<<"${CIFAR_PRESETS:-${CIFAR_PRESET:-cpu cpu-debug cuda}}"
 setup_torch=0
 for p in "${presets[@]}"; do [[ $p == cuda ]] && setup_torch=1; done
 CIFAR_SETUP_TORCH=$setup_torch bash tools/setup.sh
