@@ -49,6 +49,23 @@ la_ssize_t hashing_read(archive*, void* client, const void** out) {
   return std::ferror(r->file) ? -1 : static_cast<la_ssize_t>(n);
 }
 
+// The most bytes a kept entry may have: a batch file has exactly
+// kBatchFileBytes, the class-name list a few lines. Checked against the size
+// the entry's header claims before anything is allocated: a 101-byte archive
+// claiming a 4 GiB member made the reader allocate 4 GiB (issue 16's probe;
+// the cifar_binary fuzz harness stops on it as out-of-memory, and replays it
+// from tests/fuzz/regression/cifar_binary).
+constexpr int64_t kMaxMetaBytes = 1 << 16;
+
+size_t checked_entry_size(const std::string& path, const std::string& name, la_int64_t claimed) {
+  const int64_t limit = name == schema::kMetaFile ? kMaxMetaBytes : schema::kBatchFileBytes;
+  if (claimed >= 0 && claimed <= limit) return static_cast<size_t>(claimed);
+  throw DataError(strprintf("'%s': %s claims %lld bytes, more than the %lld a CIFAR-10 release's %s may have (refused "
+                            "before reading it; is it cifar-10-binary.tar.gz? see tools/download_cifar10.sh)",
+                            path.c_str(), name.c_str(), static_cast<long long>(claimed), static_cast<long long>(limit),
+                            name.c_str()));
+}
+
 FileMap read_archive(const std::string& path, std::string* md5) {
   std::unique_ptr<FILE, int (*)(FILE*)> file(std::fopen(path.c_str(), "rb"), std::fclose);
   if (!file) throw DataError("cannot open archive '" + path + "': " + std::strerror(errno));
@@ -70,7 +87,7 @@ FileMap read_archive(const std::string& path, std::string* md5) {
     const std::string name = paths::file_name(archive_entry_pathname(entry));
     if (!ends_with(name, ".bin") && name != schema::kMetaFile) continue;
     std::string& data = files[name];
-    data.resize(static_cast<size_t>(std::max<la_int64_t>(archive_entry_size(entry), 0)));
+    data.resize(checked_entry_size(path, name, archive_entry_size(entry)));
     size_t got = 0;
     for (la_ssize_t n; got < data.size() && (n = archive_read_data(a.get(), &data[got], data.size() - got)) != 0;) {
       if (n < 0) fail("damaged entry " + name);
