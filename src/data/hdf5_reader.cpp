@@ -177,8 +177,8 @@ std::vector<T> read_numeric_attr(hid_t owner, const std::string& path, const std
 }
 
 // Strings that HDF5 allocated into `raw`, freed on every path out: a read
-// that fails part-way has already allocated some (LeakSanitizer saw them
-// leak when the error was thrown; the hdf5 fuzz harness).
+// that fails part-way may already have allocated some, and the error is
+// thrown past the reclaim.
 class VlenStrings {
  public:
   VlenStrings(hid_t type, hid_t space, size_t n) : type_(type), space_(space), raw_(n, nullptr) {}
@@ -193,9 +193,11 @@ class VlenStrings {
   std::vector<char*> raw_;
 };
 
-// At most `max_count` strings: the count comes from the file, and a damaged
-// dataspace claimed hundreds of millions (a 4.7 GB allocation; the hdf5 fuzz
-// harness), so it is checked before anything is allocated.
+// At most `max_count` strings: the count comes from the file, so it is
+// checked before the pointer array is allocated. (The length of each string
+// is also in the file, and HDF5 1.10 allocates it before reading: a string
+// claiming 4.7 GB is still allocated inside H5Aread; docs/fuzzing.md, open
+// findings.)
 std::vector<std::string> read_strings_attr(hid_t owner, const std::string& path, const std::string& object,
                                            const char* name, hssize_t max_count) {
   H5Handle attr = open_attr(owner, path, object, name);
