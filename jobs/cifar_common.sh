@@ -87,6 +87,18 @@ cifar_program_args() {
     --checkpoint-dir "$CIFAR_RUN_DIR/checkpoints" --resume auto "${extra[@]}" "$@")
 }
 
+# cifar_wait PID: waits until the background process PID has really ended
+# (`wait` returns early each time a trapped signal arrives; bash keeps the
+# status) and returns its exit status.
+cifar_wait() {
+  local pid=$1 status=0
+  while kill -0 "$pid" 2>/dev/null; do
+    wait "$pid" || true
+  done
+  wait "$pid" || status=$?
+  return "$status"
+}
+
 # cifar_mpirun_command NP: sets the array CIFAR_MPIRUN, Open MPI's mpirun for NP
 # ranks. Binding is left to OMP_NUM_THREADS and the program (one rank per GPU
 # owns its cores); CIFAR_MPIRUN_ARGS adds options, e.g. "--mca btl_tcp_if_include ib0".

@@ -15,9 +15,12 @@
 #   --hostfile FILE       machines and slots for mpirun
 #   --                    everything after goes to cifar_mpi
 # Environment: CIFAR_BUILD, CIFAR_CONFIG, CIFAR_DATA, CIFAR_EXTRA_ARGS,
-# CIFAR_MPIRUN_ARGS (see jobs/cifar_common.sh); CIFAR_RUN_DIR defaults to
-# runs/local. Exit code 3 (preempted, checkpoint written) is passed on: run
-# the same command again to resume from the checkpoint.
+# CIFAR_MPIRUN_ARGS (see jobs/cifar_common.sh); CIFAR_RUN_DIR defaults to a
+# new folder per launch, runs/local-<date>-<time>-<pid>, so that no launch
+# continues or overwrites another's run. Exit code 3 (preempted, checkpoint
+# written) is passed on: run again with the CIFAR_RUN_DIR the launch printed
+# to resume from the checkpoint. SIGTERM to this script stops the run with a
+# checkpoint and exit code 3, as SIGUSR1 does.
 set -euo pipefail
 
 jobs_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -51,13 +54,24 @@ if [[ -z $cpus_per_rank ]]; then
   ((cpus_per_rank > 0)) || cpus_per_rank=1
 fi
 
-cifar_resolve_paths "$(dirname "$jobs_dir")" "$PWD/runs/local"
+cifar_resolve_paths "$(dirname "$jobs_dir")" "$PWD/runs/local-$(date +%Y%m%d-%H%M%S)-$$"
 cifar_export_rank_env "$cpus_per_rank"
 cifar_program_args "$@"
 cifar_mpirun_command "$np"
 [[ -n $hostfile ]] && CIFAR_MPIRUN+=(--hostfile "$hostfile")
 
+cifar_log "run folder ${CIFAR_RUN_DIR}; to resume it after exit code 3: CIFAR_RUN_DIR=${CIFAR_RUN_DIR} $0 ..."
 cifar_log "launch: ${CIFAR_MPIRUN[*]} ${CIFAR_BIN} ${CIFAR_ARGS[*]}"
-# mpirun forwards SIGUSR1 to the ranks (checkpoint and exit 3) and ends them on
-# Ctrl-C / SIGTERM; its exit code is the program's.
-exec "${CIFAR_MPIRUN[@]}" "$CIFAR_BIN" "${CIFAR_ARGS[@]}"
+# mpirun forwards SIGUSR1 to the ranks (checkpoint and exit 3) and its exit
+# code is then the program's. SIGTERM it answers by ending the job with exit
+# code 1 even when the ranks stopped cleanly with a checkpoint (Open MPI 4.1),
+# so this script takes SIGTERM itself and passes it on as SIGUSR1. Ctrl-C
+# reaches mpirun directly and ends the job at once.
+"${CIFAR_MPIRUN[@]}" "$CIFAR_BIN" "${CIFAR_ARGS[@]}" &
+mpirun_pid=$!
+trap 'cifar_log "SIGTERM: asking the ranks to checkpoint and stop (SIGUSR1 through mpirun)"
+      kill -s USR1 "$mpirun_pid" 2>/dev/null || true' TERM
+trap 'kill -s USR1 "$mpirun_pid" 2>/dev/null || true' USR1
+status=0
+cifar_wait "$mpirun_pid" || status=$?
+exit "$status"

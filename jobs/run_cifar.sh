@@ -56,8 +56,9 @@ case ${CIFAR_LAUNCHER:-srun} in
   srun) launcher=(srun --mpi=pmix) ;;
   # mpirun inside the allocation reads the node list and slots from Slurm and
   # starts its daemons with srun. Use it where srun lacks PMIx support. It
-  # forwards SIGUSR1 to the ranks, but answers SIGTERM by killing them, so
-  # only the USR1 early warning gives the program time to checkpoint.
+  # forwards SIGUSR1 to the ranks, but answers SIGTERM by ending the job with
+  # exit code 1 whatever the ranks do, so forward_signal passes SIGTERM on to
+  # it as SIGUSR1: the ranks checkpoint and exit 3 either way.
   mpirun)
     cifar_mpirun_command "${SLURM_NTASKS:?SLURM_NTASKS unset: request tasks with --ntasks or --ntasks-per-node}"
     launcher=("${CIFAR_MPIRUN[@]}")
@@ -77,20 +78,17 @@ terminated_by_slurm=0
 
 # shellcheck disable=SC2317  # called by the traps below
 forward_signal() {
-  cifar_log "received SIG$1; forwarding it to the job step (${launcher[0]} pid ${step_pid})"
-  [[ $1 != TERM ]] || terminated_by_slurm=1
-  kill -s "$1" "$step_pid" 2>/dev/null || true
+  local signal=$1
+  [[ $signal != TERM ]] || terminated_by_slurm=1
+  [[ ${launcher[0]} != mpirun ]] || signal=USR1  # see the mpirun case above
+  cifar_log "received SIG$1; forwarding it to the job step as SIG$signal (${launcher[0]} pid ${step_pid})"
+  kill -s "$signal" "$step_pid" 2>/dev/null || true
 }
 trap 'forward_signal USR1' USR1
 trap 'forward_signal TERM' TERM
 
-# `wait` returns early each time a trapped signal arrives: wait again until the
-# launcher has really ended, then collect its exit status (bash keeps it).
-while kill -0 "$step_pid" 2>/dev/null; do
-  wait "$step_pid" || true
-done
 step_status=0
-wait "$step_pid" || step_status=$?
+cifar_wait "$step_pid" || step_status=$?
 
 case $step_status in
   0)

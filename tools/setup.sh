@@ -12,8 +12,6 @@ set -euo pipefail
 packages=(
   # toolchain
   build-essential cmake ninja-build pkg-config ccache git
-  # the cpu-debug preset: clang with ASan, UBSan and libFuzzer (runtimes in libclang-rt)
-  clang-14 libclang-rt-14-dev
   # libraries the program links
   libtorch-dev libopenmpi-dev openmpi-bin libhdf5-dev hdf5-tools
   libboost-program-options-dev libarchive-dev
@@ -33,6 +31,10 @@ packages=(
   # script linting
   shellcheck
 )
+
+# The cpu-debug preset (CIFAR_SETUP_SANITIZERS=1, which tools/test.sh sets when
+# it runs that preset): clang with ASan, UBSan and libFuzzer (runtimes in libclang-rt).
+if [[ ${CIFAR_SETUP_SANITIZERS:-0} == 1 ]]; then packages+=(clang-14 libclang-rt-14-dev); fi
 
 if [[ $(id -u) -eq 0 ]]; then sudo=(); else sudo=(sudo); fi
 

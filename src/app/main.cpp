@@ -1,17 +1,24 @@
-// cifar_mpi: start MPI, parse the configuration, then check the environment
-// or train. Errors are caught in one place, run_mpi_main (mpi/mpi_main.hpp).
+// cifar_mpi: catch preemption signals, start MPI, parse the configuration,
+// then check the environment or train. Errors are caught in one place,
+// run_mpi_main (mpi/mpi_main.hpp).
 #include "app/check_env.hpp"
 #include "comm/agreement.hpp"
 #include "config/train_config.hpp"
 #include "mpi/mpi_main.hpp"
+#include "train/preemption.hpp"
 #include "train/trainer.hpp"
 #include "util/error.hpp"
 
 int main(int argc, char** argv) {
   using namespace cifar;
+  // Before MPI and the configuration: a SIGTERM or SIGUSR1 in the first
+  // moments of a job (a launcher forwarding a preemption) is recorded, and the
+  // trainer stops cleanly with exit code 3 instead of dying by the signal.
+  install_preemption_handlers();
   return run_mpi_main(argc, argv, [](MpiEnvironment& env, int argc, char** argv) {
     TrainConfig config;
     agree_on_startup(env.comm(), [&] { config = parse_config(argc, argv); });
+    if (config.help || config.check_env || !config.checkpoint.enabled()) release_preemption_handlers();
     if (config.help) {
       if (env.world().rank == 0) std::fputs(config_help().c_str(), stdout);
       return kExitOk;

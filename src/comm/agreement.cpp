@@ -47,6 +47,11 @@ void agree_on_startup(MPI_Comm comm, const std::function<void()>& check) {
   settle(rank, mine, codes);
 }
 
+void fail_on_every_rank(const Error& error, int rank, int reporter) {
+  if (rank == reporter) log::error(error.what());
+  throw AgreedFailure(error.exit_code(), rank == reporter);
+}
+
 void agree_on(Communicator& comm, const std::function<void()>& check) {
   const Outcome mine = run_check(check);
   const auto gathered = comm.all_gather(torch::tensor({static_cast<int64_t>(mine.exit_code)})).contiguous();

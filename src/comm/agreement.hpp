@@ -13,6 +13,7 @@
 namespace cifar {
 
 class Communicator;
+class Error;
 
 // Thrown on every rank when a check failed on any; caught by run_mpi_main.
 class AgreedFailure : public std::runtime_error {
@@ -31,5 +32,11 @@ class AgreedFailure : public std::runtime_error {
 void agree_on_startup(MPI_Comm comm, const std::function<void()>& check);
 // During the run, over the job's control communicator (checkpoint writes).
 void agree_on(Communicator& comm, const std::function<void()>& check);
+
+// For a failure that every rank detects alike at the same point without
+// communicating (a verdict on the averaged gradients, which every rank
+// holds): rank `reporter` logs `error` once and every rank leaves through
+// AgreedFailure with its exit code, as after agree_on.
+[[noreturn]] void fail_on_every_rank(const Error& error, int rank, int reporter = 0);
 
 }  // namespace cifar

@@ -21,6 +21,7 @@ enum class NormalizeKind { Recipe, Dataset };
 enum class FlipMode { Random, Alternating };
 enum class CropPadding { Zero, Reflect };
 enum class TtaMode { None, Mirror, MirrorTranslate };
+enum class OnNonFinite { Stop, Skip };  // a step whose averaged gradient is not finite
 
 // choice_names<E>(): every value of E with its option text, in --help order.
 template <typename E>
@@ -63,6 +64,11 @@ template <>
 struct ChoiceNames<TtaMode> {
   static constexpr std::array<std::pair<TtaMode, const char*>, 3> values{
       {{TtaMode::None, "none"}, {TtaMode::Mirror, "mirror"}, {TtaMode::MirrorTranslate, "mirror-translate"}}};
+};
+template <>
+struct ChoiceNames<OnNonFinite> {
+  static constexpr std::array<std::pair<OnNonFinite, const char*>, 2> values{
+      {{OnNonFinite::Stop, "stop"}, {OnNonFinite::Skip, "skip"}}};
 };
 
 template <typename E>

@@ -3,11 +3,12 @@
 // come from that one list.
 #include "config/train_config.hpp"
 
-#include <sys/stat.h>
+#include <unistd.h>
 
 #include <boost/program_options.hpp>
 
-#include <cerrno>
+#include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <map>
@@ -85,6 +86,11 @@ constexpr SectionInfo kSections[] = {
     {Section::Output, "output", "Outputs and progress"},
 };
 
+// Whether an option defines the run (see the visit_*_options below).
+enum class Binding { Run, Free };
+constexpr Binding kRun = Binding::Run;
+constexpr Binding kFree = Binding::Free;
+
 // "one of: a, b, c" from a registry's names.
 std::string one_of(const std::vector<std::string>& names) {
   std::string list;
@@ -92,69 +98,84 @@ std::string one_of(const std::vector<std::string>& names) {
   return list;
 }
 
-// Every option: its section, its name (command line and INI key), its field
-// and its help, one function per section. The order is --help's order.
+// Every option: its section, its name (command line and INI key), its field,
+// whether it defines the run, and its help; one function per section. The
+// order is --help's order.
+//
+// kRun marks what a checkpoint can only be continued with (docs/checkpoint.md):
+// what selects the samples and their order, the inputs, the model, the loss,
+// the optimiser and its hyper-parameters. --epochs, --max-steps and
+// --target-accuracy are kFree: a longer run continues the same one. What is
+// evaluated, performance, placement and output options are kFree too.
 template <typename Visitor>
 void visit_data_options(DataConfig& d, Visitor&& v) {
   const Section s = Section::Data;
-  v(s, "dataset", d.dataset, "dataset: " + one_of(dataset_names()));
-  v(s, "data", d.path, "the dataset's file (cifar10: the HDF5 file made by cifar_pack); $CIFAR_DATA when set");
-  v(s, "shuffle", d.shuffle, "reshuffle the training set every epoch (DistributedSampler semantics)");
-  v(s, "shuffle-seed", d.shuffle_seed,
+  v(s, "dataset", d.dataset, kRun, "dataset: " + one_of(dataset_names()));
+  v(s, "data", d.path, kFree,
+    "the dataset's file (cifar10: the HDF5 file made by cifar_pack); $CIFAR_DATA when set; a resumed run checks "
+    "its content, not its path");
+  v(s, "shuffle", d.shuffle, kRun, "reshuffle the training set every epoch (DistributedSampler semantics)");
+  v(s, "shuffle-seed", d.shuffle_seed, kRun,
     "seed of the sample order, as DistributedSampler's own seed (default 0 there and in the recipe, whatever --seed)");
-  v(s, "augment", d.augment, "random crop (--crop-pad pixels of padding) and horizontal flip");
-  v(s, "flip", d.flip,
+  v(s, "augment", d.augment, kRun, "random crop (--crop-pad pixels of padding) and horizontal flip");
+  v(s, "flip", d.flip, kRun,
     "random (each image, each epoch) | alternating (a fixed random half of the images in even epochs, the "
     "other half in odd ones)");
-  v(s, "crop-pad", d.crop_pad, "padding of the random crop, in pixels (0: flips only)");
-  v(s, "crop-padding", d.crop_padding, "zero | reflect: what the crop's padding holds");
-  v(s, "drop-last", d.drop_last, "drop the tail that does not fill a batch / divide by the world size");
-  v(s, "normalize", d.normalize, "recipe (mean 0.5, std 0.5, as the Python recipe) | dataset (the file's mean/std)");
-  v(s, "prefetch-batches", d.prefetch_batches,
-    "batches one background thread per rank prepares ahead (0: prepare each batch when it is needed)");
-  v(s, "data-on-device", d.on_device,
+  v(s, "crop-pad", d.crop_pad, kRun, "padding of the random crop, in pixels (0: flips only)");
+  v(s, "crop-padding", d.crop_padding, kRun, "zero | reflect: what the crop's padding holds");
+  v(s, "drop-last", d.drop_last, kRun, "drop the tail that does not fill a batch / divide by the world size");
+  v(s, "normalize", d.normalize, kRun,
+    "recipe (mean 0.5, std 0.5, as the Python recipe) | dataset (the file's mean/std)");
+  v(s, "prefetch-batches", d.prefetch_batches, kFree,
+    "batches one background thread per rank prepares ahead (0: prepare each batch when it is needed; at most " +
+        std::to_string(kMaxPrefetchBatches) + ")");
+  v(s, "data-on-device", d.on_device, kFree,
     "GPUs: hold the uint8 splits on the device and gather, augment and normalise there (no CPU in the loop)");
 }
 
 template <typename Visitor>
 void visit_model_options(ModelConfig& m, Visitor&& v) {
-  v(Section::Model, "model", m.name, "model: " + one_of(model_names()));
-  v(Section::Model, "channels-last", m.channels_last, "use the channels_last memory format for convolutions");
+  v(Section::Model, "model", m.name, kRun, "model: " + one_of(model_names()));
+  v(Section::Model, "channels-last", m.channels_last, kFree, "use the channels_last memory format for convolutions");
 }
 
 template <typename Visitor>
 void visit_training_options(TrainingConfig& t, Visitor&& v) {
   const Section s = Section::Training;
-  v(s, "epochs", t.epochs, "training epochs");
-  v(s, "max-steps", t.max_steps, "stop after this many optimiser steps (0: no limit)");
-  v(s, "batch-size", t.batch_size, "images per rank per micro-batch");
-  v(s, "global-batch-size", t.global_batch_size,
+  v(s, "epochs", t.epochs, kFree, "training epochs");
+  v(s, "max-steps", t.max_steps, kFree, "stop after this many optimiser steps (0: no limit)");
+  v(s, "batch-size", t.batch_size, kRun, "images per rank per micro-batch");
+  v(s, "global-batch-size", t.global_batch_size, kRun,
     "images per micro-batch over all ranks, divided among them (0: --batch-size per rank instead)");
-  v(s, "accumulate", t.accumulate, "micro-batches per optimiser step (gradient accumulation)");
-  v(s, "seed", t.seed, "seed for initialisation and augmentation (the recipe's torch.manual_seed)");
-  v(s, "label-smoothing", t.label_smoothing, "label smoothing for the cross-entropy loss, in [0, 1)");
-  v(s, "precision", t.precision, "fp32 | bf16 (autocast; CPUs and GPUs) | fp16 (autocast and loss scaling; GPUs)");
-  v(s, "eval", t.eval, "evaluate on the test split after every epoch");
-  v(s, "eval-every-epochs", t.eval_every_epochs, "evaluate only every N epochs, and after the last");
-  v(s, "tta", t.tta,
+  v(s, "accumulate", t.accumulate, kRun, "micro-batches per optimiser step (gradient accumulation)");
+  v(s, "seed", t.seed, kRun, "seed for initialisation and augmentation (the recipe's torch.manual_seed)");
+  v(s, "label-smoothing", t.label_smoothing, kRun, "label smoothing for the cross-entropy loss, in [0, 1)");
+  v(s, "precision", t.precision, kRun,
+    "fp32 | bf16 (autocast; CPUs and GPUs) | fp16 (autocast and loss scaling; GPUs)");
+  v(s, "eval", t.eval, kFree, "evaluate on the test split after every epoch");
+  v(s, "eval-every-epochs", t.eval_every_epochs, kFree, "evaluate only every N epochs, and after the last");
+  v(s, "tta", t.tta, kFree,
     "test-time augmentation: none | mirror (average with the mirrored image) | mirror-translate (also "
     "1-pixel translations)");
-  v(s, "target-accuracy", t.target_accuracy,
+  v(s, "target-accuracy", t.target_accuracy, kFree,
     "stop once the test accuracy reaches this fraction and print TIME_TO_TARGET (0: train the full run)");
+  v(s, "on-nonfinite", t.on_nonfinite, kFree,
+    "a step whose averaged gradient is not finite: stop (exit code 5, nothing written after the last good step) | "
+    "skip (no update; counted and reported)");
 }
 
 template <typename Visitor>
 void visit_optim_options(OptimConfig& o, Visitor&& v) {
   const Section s = Section::Optim;
-  v(s, "optimizer", o.optimizer, "optimiser: " + one_of(optimizer_names()));
-  v(s, "lr", o.lr, "peak learning rate");
-  v(s, "momentum", o.momentum, "SGD momentum");
-  v(s, "nesterov", o.nesterov, "SGD with Nesterov momentum");
-  v(s, "weight-decay", o.weight_decay, "L2 weight decay");
-  v(s, "schedule", o.schedule, "learning-rate schedule: " + choice_list<ScheduleKind>());
-  v(s, "warmup-epochs", o.warmup_epochs,
+  v(s, "optimizer", o.optimizer, kRun, "optimiser: " + one_of(optimizer_names()));
+  v(s, "lr", o.lr, kRun, "peak learning rate");
+  v(s, "momentum", o.momentum, kRun, "SGD momentum");
+  v(s, "nesterov", o.nesterov, kRun, "SGD with Nesterov momentum");
+  v(s, "weight-decay", o.weight_decay, kRun, "L2 weight decay");
+  v(s, "schedule", o.schedule, kRun, "learning-rate schedule: " + choice_list<ScheduleKind>());
+  v(s, "warmup-epochs", o.warmup_epochs, kRun,
     "linear warm-up before the schedule (epochs, may be fractional); triangle: where it peaks (0: 23% of the run)");
-  v(s, "lookahead-every", o.lookahead_every,
+  v(s, "lookahead-every", o.lookahead_every, kRun,
     "every N optimiser steps, pull the weights towards their running average, more strongly as the run ends, "
     "and end on the average (0: off)");
 }
@@ -162,47 +183,52 @@ void visit_optim_options(OptimConfig& o, Visitor&& v) {
 template <typename Visitor>
 void visit_comm_options(CommConfig& c, Visitor&& v) {
   const Section s = Section::Comm;
-  v(s, "backend", c.backend, "gradient all-reduce: auto (nccl on GPUs, mpi on CPUs) | " + one_of(backend_names()));
-  v(s, "bucket-mb", c.bucket_mb, "gradient bucket size in MiB (all buckets but the first)");
-  v(s, "first-bucket-mb", c.first_bucket_mb, "size of the first gradient bucket in MiB (starts communication early)");
-  v(s, "comm-timeout", c.timeout_seconds, "seconds a collective may take before the job is ended");
+  v(s, "backend", c.backend, kFree,
+    "gradient all-reduce: auto (nccl on GPUs, mpi on CPUs) | " + one_of(backend_names()));
+  v(s, "bucket-mb", c.bucket_mb, kFree, "gradient bucket size in MiB (all buckets but the first)");
+  v(s, "first-bucket-mb", c.first_bucket_mb, kFree,
+    "size of the first gradient bucket in MiB (starts communication early)");
+  v(s, "comm-timeout", c.timeout_seconds, kFree, "seconds a collective may take before the job is ended");
 }
 
 template <typename Visitor>
 void visit_runtime_options(RuntimeConfig& r, Visitor&& v) {
   const Section s = Section::Runtime;
-  v(s, "device", r.device, "auto | cpu | cuda (cuda:<local rank>)");
-  v(s, "threads", r.threads, "intra-op threads per rank (0: the cores this rank owns / ranks sharing them)");
-  v(s, "blas-threads", r.blas_threads,
+  v(s, "device", r.device, kFree, "auto | cpu | cuda (cuda:<local rank>)");
+  v(s, "threads", r.threads, kFree,
+    "intra-op threads per rank (0: the cores this rank owns / ranks sharing them; at most " +
+        std::to_string(kThreadsPerCpu) + " per CPU of the node)");
+  v(s, "blas-threads", r.blas_threads, kFree,
     "OpenBLAS threads per rank for the linear layers, whose results depend on the count (0: as --threads; "
     "-1: as the Python recipe's processes get them, for its exact numbers: $OPENBLAS_NUM_THREADS, "
     "$GOTO_NUM_THREADS, $OMP_NUM_THREADS, else every CPU of the node, however the rank is bound)");
-  v(s, "retain-memory", r.retain_memory,
+  v(s, "retain-memory", r.retain_memory, kFree,
     "keep freed memory in the process for reuse (no per-step page faults; glibc mallopt)");
-  v(s, "deterministic", r.deterministic,
+  v(s, "deterministic", r.deterministic, kFree,
     "GPUs: deterministic cuDNN algorithms, no autotuning (repeatable runs and exact resumes; slower)");
-  v(s, "profile", r.profile, "print per-epoch shares of data, forward, backward, communication and optimiser time");
+  v(s, "profile", r.profile, kFree,
+    "print per-epoch shares of data, forward, backward, communication and optimiser time");
 }
 
 template <typename Visitor>
 void visit_checkpoint_options(CheckpointConfig& c, Visitor&& v) {
   const Section s = Section::Checkpoint;
-  v(s, "checkpoint-dir", c.dir, "folder for checkpoints (empty: no checkpoints)");
-  v(s, "checkpoint-every-steps", c.every_steps, "also checkpoint every N optimiser steps (0: off)");
-  v(s, "checkpoint-every-epochs", c.every_epochs, "checkpoint every N epochs (0: only at the end)");
-  v(s, "keep-checkpoints", c.keep, "how many recent checkpoints to keep");
-  v(s, "resume", c.resume, "none | auto (newest complete checkpoint in --checkpoint-dir) | PATH");
+  v(s, "checkpoint-dir", c.dir, kFree, "folder for checkpoints, one run's only (empty: no checkpoints)");
+  v(s, "checkpoint-every-steps", c.every_steps, kFree, "also checkpoint every N optimiser steps (0: off)");
+  v(s, "checkpoint-every-epochs", c.every_epochs, kFree, "checkpoint every N epochs (0: only at the end)");
+  v(s, "keep-checkpoints", c.keep, kFree, "how many recent checkpoints to keep");
+  v(s, "resume", c.resume, kFree, "none | auto (newest complete checkpoint in --checkpoint-dir) | PATH");
 }
 
 template <typename Visitor>
 void visit_output_options(OutputConfig& o, Visitor&& v) {
   const Section s = Section::Output;
-  v(s, "output", o.model, "model file written by rank 0 at the end (loads in Python with torch.load)");
-  v(s, "metrics", o.metrics, "per-epoch metrics file, JSON Lines (empty: none)");
-  v(s, "tensorboard", o.tensorboard,
+  v(s, "output", o.model, kFree, "model file written by rank 0 at the end (loads in Python with torch.load)");
+  v(s, "metrics", o.metrics, kFree, "per-epoch metrics file, JSON Lines (empty: none)");
+  v(s, "tensorboard", o.tensorboard, kFree,
     "folder for TensorBoard event files: loss, learning rate and images/s every --log-every batches, losses, "
     "accuracy and time every epoch (empty: none)");
-  v(s, "log-every", o.log_every, "print a progress line every N batches");
+  v(s, "log-every", o.log_every, kFree, "print a progress line every N batches");
 }
 
 template <typename Visitor>
@@ -220,6 +246,17 @@ void visit_options(TrainConfig& c, Visitor&& v) {
 std::string text(const std::string& s) { return s.empty() ? "\"\"" : s; }
 std::string text(bool b) { return b ? "true" : "false"; }
 std::string text(const ResumeRequest& r) { return r.text(); }
+// The shortest text that reads back as the same double: 0.001, not
+// 0.0010000000000000000208, yet 0.0012345678 and 0.0012345679 stay apart
+// (a resumed run compares these texts).
+std::string text(double v) {
+  char buffer[32];
+  for (int precision = 6; precision <= 17; ++precision) {
+    std::snprintf(buffer, sizeof buffer, "%.*g", precision, v);
+    if (std::strtod(buffer, nullptr) == v) break;
+  }
+  return buffer;
+}
 template <typename T>
 std::string text(const T& v) {
   if constexpr (std::is_enum_v<T>) {
@@ -255,7 +292,7 @@ std::unique_ptr<Options> make_options(TrainConfig& c) {
   o->all.add(general);
   std::map<Section, po::options_description> groups;
   for (const auto& s : kSections) groups.emplace(s.section, po::options_description(s.title + std::string(" [") + s.key + "]"));
-  visit_options(c, [&](Section section, const char* name, auto& field, const std::string& help) {
+  visit_options(c, [&](Section section, const char* name, auto& field, Binding, const std::string& help) {
     using T = std::decay_t<decltype(field)>;
     groups.at(section).add_options()(name, po::value<T>(&field)->default_value(field, text(field)), help.c_str());
     o->section_of[name] = section;
@@ -282,16 +319,13 @@ void require_one_of(const std::string& key, const std::string& value, const std:
 
 // A config file is small text: refuse what could hang (a FIFO) or exhaust
 // memory (/dev/zero) before reading it.
-constexpr off_t kMaxConfigBytes = 1 << 20;
+constexpr long long kMaxConfigBytes = 1 << 20;
 
 std::string read_config_text(const std::string& path) {
-  struct stat st {};
-  if (stat(path.c_str(), &st) != 0)
-    throw ConfigError("--config: cannot open '" + path + "': " + std::strerror(errno) + " (check the path)");
-  if (!S_ISREG(st.st_mode)) throw ConfigError("--config: '" + path + "' is not a regular file");
-  if (st.st_size > kMaxConfigBytes)
-    throw ConfigError(strprintf("--config: '%s' has %lld bytes; a config file has at most %lld", path.c_str(),
-                                static_cast<long long>(st.st_size), static_cast<long long>(kMaxConfigBytes)));
+  const paths::FileCheck check = paths::check_regular_file(path, kMaxConfigBytes);
+  if (check.problem == paths::FileProblem::Missing)
+    throw ConfigError("--config: cannot open '" + path + "': no such file (check the path)");
+  if (!check) throw ConfigError("--config: '" + path + "' " + check.reason + "; a config file is a small text file");
   std::ifstream file(path);
   if (!file) throw ConfigError("--config: cannot open '" + path + "' (check the permissions)");
   std::ostringstream text;
@@ -386,12 +420,24 @@ std::string config_help() {
         "        srun --mpi=pmix cifar_mpi ...      (one rank per GPU, or per CPU slot)\n\n"
      << make_options(defaults)->all
      << "\nExit codes: 0 done, 1 runtime failure, 2 bad configuration, 3 preempted (checkpoint written; "
-        "resume with --resume auto), 4 communication timeout.\n";
+        "resume with --resume auto), 4 communication timeout, 5 diverged (a non-finite loss or gradient with "
+        "--on-nonfinite stop; nothing written after the last good step).\n";
   return os.str();
 }
 
-void validate(const TrainConfig& c) {
-  const TrainingConfig& t = c.training;
+namespace {
+
+// Every floating-point option must be finite: inf passes "> 0" and then turns
+// into inf and NaN in the model and the metrics (--lr inf, --weight-decay inf).
+void validate_finite(const TrainConfig& c) {
+  TrainConfig copy = c;
+  visit_options(copy, [](Section, const char* name, const auto& field, Binding, const std::string&) {
+    if constexpr (std::is_floating_point_v<std::decay_t<decltype(field)>>)
+      require(std::isfinite(field), std::string("--") + name + " must be a finite number (got " + text(field) + ")");
+  });
+}
+
+void validate_training(const TrainingConfig& t, const OptimConfig& o) {
   require(t.epochs >= 1, "--epochs must be at least 1 (got " + text(t.epochs) + ")");
   require(t.max_steps >= 0, "--max-steps must be 0 (no limit) or positive");
   require(t.batch_size >= 1, "--batch-size must be at least 1 (got " + text(t.batch_size) + ")");
@@ -401,35 +447,64 @@ void validate(const TrainConfig& c) {
   require(t.label_smoothing >= 0 && t.label_smoothing < 1, "--label-smoothing must be in [0, 1)");
   require(t.target_accuracy >= 0 && t.target_accuracy <= 1, "--target-accuracy must be in [0, 1]");
   require(t.target_accuracy == 0 || t.eval, "--target-accuracy needs --eval true (the test accuracy decides)");
-  require(c.data.crop_pad >= 0 && c.data.crop_pad <= 16, "--crop-pad must be in [0, 16]");
-  const OptimConfig& o = c.optim;
   require(o.lr > 0, "--lr must be positive (got " + text(o.lr) + ")");
   require(o.momentum >= 0 && o.momentum < 1, "--momentum must be in [0, 1)");
   require(o.weight_decay >= 0, "--weight-decay must not be negative");
-  require(o.warmup_epochs >= 0, "--warmup-epochs must not be negative");
+  require(o.warmup_epochs >= 0 && o.warmup_epochs <= t.epochs,
+          "--warmup-epochs must be between 0 and --epochs (" + text(t.epochs) + "), got " + text(o.warmup_epochs));
   require(o.lookahead_every >= 0, "--lookahead-every must be 0 (off) or positive");
-  require(c.comm.bucket_mb > 0 && c.comm.first_bucket_mb > 0, "--bucket-mb and --first-bucket-mb must be positive");
-  require(c.comm.timeout_seconds > 0, "--comm-timeout must be positive (seconds)");
-  require(c.runtime.threads >= 0, "--threads must be 0 (automatic) or positive");
-  require(c.runtime.blas_threads >= -1, "--blas-threads must be -1 (as the recipe), 0 (as --threads) or positive");
-  require(c.data.prefetch_batches >= 0, "--prefetch-batches must not be negative");
-  require(c.output.log_every >= 1, "--log-every must be at least 1");
-  require(c.checkpoint.every_steps >= 0 && c.checkpoint.every_epochs >= 0, "checkpoint intervals must not be negative");
-  require(c.checkpoint.keep >= 1, "--keep-checkpoints must be at least 1");
+  require(!o.nesterov || optimizer_supports_nesterov(o.optimizer), "--nesterov applies to --optimizer sgd only");
+}
+
+// Upper limits of counts and sizes: a value past them is a typo or an attack,
+// and would exhaust threads or memory before failing anywhere useful.
+void validate_limits(const TrainConfig& c) {
+  const long cpus = std::max(1L, sysconf(_SC_NPROCESSORS_ONLN));
+  const long max_threads = kThreadsPerCpu * cpus;
+  require(c.runtime.threads >= 0 && c.runtime.threads <= max_threads,
+          strprintf("--threads must be 0 (automatic) or up to %ld (%d per CPU; this node has %ld), got %d",
+                    max_threads, kThreadsPerCpu, cpus, c.runtime.threads));
+  require(c.runtime.blas_threads >= -1 && c.runtime.blas_threads <= max_threads,
+          strprintf("--blas-threads must be -1 (as the recipe), 0 (as --threads) or up to %ld (%d per CPU), got %d",
+                    max_threads, kThreadsPerCpu, c.runtime.blas_threads));
+  require(c.data.crop_pad >= 0 && c.data.crop_pad <= 16, "--crop-pad must be in [0, 16]");
+  require(c.data.prefetch_batches >= 0 && c.data.prefetch_batches <= kMaxPrefetchBatches,
+          strprintf("--prefetch-batches must be between 0 and %d, got %d", kMaxPrefetchBatches,
+                    c.data.prefetch_batches));
+  for (const auto& [name, mb] : {std::pair<const char*, double>{"bucket-mb", c.comm.bucket_mb},
+                                 {"first-bucket-mb", c.comm.first_bucket_mb}})
+    require(mb > 0 && mb <= kMaxBucketMb,
+            strprintf("--%s must be positive and at most %.0f (1 TiB), got %s", name, kMaxBucketMb, text(mb).c_str()));
+  require(c.comm.timeout_seconds > 0 && c.comm.timeout_seconds <= kMaxCommTimeoutSeconds,
+          strprintf("--comm-timeout must be positive and at most %.0f seconds (a week), got %s",
+                    kMaxCommTimeoutSeconds, text(c.comm.timeout_seconds).c_str()));
+}
+
+void validate_names_and_paths(const TrainConfig& c) {
   require(!c.data.path.empty(), "--data is required: the HDF5 file made by cifar_pack");
   require(!c.output.model.empty(), "--output must name a file");
   require_one_of("dataset", c.data.dataset, dataset_names());
   require_one_of("model", c.model.name, model_names());
-  require_one_of("optimizer", o.optimizer, optimizer_names());
+  require_one_of("optimizer", c.optim.optimizer, optimizer_names());
   std::vector<std::string> backends = {"auto"};
   for (const auto& b : backend_names()) backends.push_back(b);
   require_one_of("backend", c.comm.backend, backends);
-  require(!o.nesterov || optimizer_supports_nesterov(o.optimizer),
-          "--nesterov applies to --optimizer sgd only");
   require(c.checkpoint.resume.kind != ResumeRequest::Kind::Path || !c.checkpoint.resume.path.empty(),
           "--resume: none, auto or a checkpoint path");
   require(c.checkpoint.resume.kind != ResumeRequest::Kind::Auto || c.checkpoint.enabled(),
           "--resume auto needs --checkpoint-dir");
+}
+
+}  // namespace
+
+void validate(const TrainConfig& c) {
+  validate_finite(c);
+  validate_training(c.training, c.optim);
+  validate_limits(c);
+  require(c.output.log_every >= 1, "--log-every must be at least 1");
+  require(c.checkpoint.every_steps >= 0 && c.checkpoint.every_epochs >= 0, "checkpoint intervals must not be negative");
+  require(c.checkpoint.keep >= 1, "--keep-checkpoints must be at least 1");
+  validate_names_and_paths(c);
 }
 
 std::vector<std::string> config_folders() {
@@ -508,10 +583,19 @@ TrainConfig parse_config(int argc, const char* const argv[]) {
 std::vector<std::string> TrainConfig::describe() const {
   std::vector<std::string> lines;
   TrainConfig copy = *this;
-  visit_options(copy, [&](Section, const char* name, const auto& field, const std::string&) {
+  visit_options(copy, [&](Section, const char* name, const auto& field, Binding, const std::string&) {
     lines.push_back(strprintf("  %-24s = %s", name, text(field).c_str()));
   });
   return lines;
+}
+
+std::vector<std::pair<std::string, std::string>> TrainConfig::run_definition() const {
+  std::vector<std::pair<std::string, std::string>> keys;
+  TrainConfig copy = *this;
+  visit_options(copy, [&](Section, const char* name, const auto& field, Binding binding, const std::string&) {
+    if (binding == kRun) keys.emplace_back(name, text(field));
+  });
+  return keys;
 }
 
 }  // namespace cifar

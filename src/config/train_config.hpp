@@ -13,11 +13,18 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "config/choices.hpp"
 
 namespace cifar {
+
+// Upper limits of values that cannot be checked against the data or the world.
+inline constexpr int kThreadsPerCpu = 4;         // --threads, --blas-threads: at most this many per CPU of the node
+inline constexpr int kMaxPrefetchBatches = 64;   // each prefetched batch holds memory
+inline constexpr double kMaxBucketMb = 1 << 20;  // 1 TiB
+inline constexpr double kMaxCommTimeoutSeconds = 7 * 24 * 3600.0;
 
 // What the training set is and how batches are drawn from it.
 struct DataConfig {
@@ -54,6 +61,7 @@ struct TrainingConfig {
   int eval_every_epochs = 1;  // ... or every N epochs and after the last
   TtaMode tta = TtaMode::None;  // test-time augmentation of the evaluation
   double target_accuracy = 0;   // stop once the test accuracy reaches this (0: never)
+  OnNonFinite on_nonfinite = OnNonFinite::Stop;
 };
 
 struct OptimConfig {
@@ -127,6 +135,9 @@ struct TrainConfig {
 
   // "  key = value" lines, in --help order, for the run log and checkpoints.
   std::vector<std::string> describe() const;
+  // (key, value) of the options that define the run: a checkpoint is only
+  // continued by a run with the same values (train_config.cpp marks them).
+  std::vector<std::pair<std::string, std::string>> run_definition() const;
 };
 
 // Parses argv (and the INI file it names) into a validated TrainConfig.

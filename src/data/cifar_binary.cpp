@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <memory>
 #include <sstream>
@@ -49,24 +50,50 @@ la_ssize_t hashing_read(archive*, void* client, const void** out) {
   return std::ferror(r->file) ? -1 : static_cast<la_ssize_t>(n);
 }
 
-// The most bytes a kept entry may have: a batch file has exactly
-// kBatchFileBytes, the class-name list a few lines. Checked against the size
-// the entry's header claims before anything is allocated: a 101-byte archive
-// claiming a 4 GiB member made the reader allocate 4 GiB (issue 16's probe;
-// the cifar_binary fuzz harness stops on it as out-of-memory, and replays it
-// from tests/fuzz/regression/cifar_binary).
+// The most bytes a member cifar_pack reads may have: the batch files have
+// exactly one size, the class-name list is a few lines. -1: not read.
 constexpr int64_t kMaxMetaBytes = 1 << 16;
 
-size_t checked_entry_size(const std::string& path, const std::string& name, la_int64_t claimed) {
-  const int64_t limit = name == schema::kMetaFile ? kMaxMetaBytes : schema::kBatchFileBytes;
-  if (claimed >= 0 && claimed <= limit) return static_cast<size_t>(claimed);
-  throw DataError(strprintf("'%s': %s claims %lld bytes, more than the %lld a CIFAR-10 release's %s may have (refused "
-                            "before reading it; is it cifar-10-binary.tar.gz? see tools/download_cifar10.sh)",
-                            path.c_str(), name.c_str(), static_cast<long long>(claimed), static_cast<long long>(limit),
-                            name.c_str()));
+bool is_batch_file(const std::string& name) {
+  if (name == schema::kTestBatchFile) return true;
+  for (const std::string& b : schema::kTrainBatchFiles)
+    if (name == b) return true;
+  return false;
 }
 
-FileMap read_archive(const std::string& path, std::string* md5) {
+int64_t max_member_bytes(const std::string& name) {
+  if (is_batch_file(name)) return schema::kBatchFileBytes;
+  return name == schema::kMetaFile ? kMaxMetaBytes : -1;
+}
+
+// A member's size, as its header (or the folder) claims, against what the
+// release allows, before anything is allocated for it. Smaller batch files
+// are read and refused by check_structure with their exact size.
+void check_member_size(const std::string& input, const std::string& name, int64_t claimed, bool size_known) {
+  const int64_t limit = max_member_bytes(name);
+  if (size_known && claimed >= 0 && claimed <= limit) return;
+  throw DataError(strprintf("'%s': %s claims %s bytes, more than the %lld %s (refused before reading it; is it "
+                            "the CIFAR-10 binary release? see tools/download_cifar10.sh)",
+                            input.c_str(), name.c_str(), size_known ? std::to_string(claimed).c_str() : "an unknown number of",
+                            static_cast<long long>(limit),
+                            is_batch_file(name) ? "of a CIFAR-10 batch file" : "a class-name list may have"));
+}
+
+std::string read_member(archive* a, const std::string& name, int64_t size,
+                        const std::function<void(const std::string&)>& fail) {
+  std::string data(static_cast<size_t>(size), '\0');
+  size_t got = 0;
+  for (la_ssize_t n; got < data.size() && (n = archive_read_data(a, &data[got], data.size() - got)) != 0;) {
+    if (n < 0) fail("damaged entry " + name);
+    got += static_cast<size_t>(n);
+  }
+  if (got != data.size()) fail("entry " + name + " ends early");
+  return data;
+}
+
+// Reads the members cifar_pack needs; names other .bin members in `others`
+// without reading them.
+FileMap read_archive(const std::string& path, std::string* md5, std::vector<std::string>* others) {
   std::unique_ptr<FILE, int (*)(FILE*)> file(std::fopen(path.c_str(), "rb"), std::fclose);
   if (!file) throw DataError("cannot open archive '" + path + "': " + std::strerror(errno));
   HashingReader reader;
@@ -74,7 +101,7 @@ FileMap read_archive(const std::string& path, std::string* md5) {
   std::unique_ptr<archive, int (*)(archive*)> a(archive_read_new(), archive_read_free);
   archive_read_support_filter_all(a.get());
   archive_read_support_format_tar(a.get());
-  auto fail = [&](const std::string& what) {
+  const std::function<void(const std::string&)> fail = [&](const std::string& what) {
     throw DataError("archive '" + path + "': " + what + ": " + archive_error_string(a.get()) +
                     " (is it cifar-10-binary.tar.gz? see tools/download_cifar10.sh)");
   };
@@ -85,15 +112,14 @@ FileMap read_archive(const std::string& path, std::string* md5) {
   while ((rc = archive_read_next_header(a.get(), &entry)) == ARCHIVE_OK) {
     if (archive_entry_filetype(entry) != AE_IFREG) continue;
     const std::string name = paths::file_name(archive_entry_pathname(entry));
-    if (!ends_with(name, ".bin") && name != schema::kMetaFile) continue;
-    std::string& data = files[name];
-    data.resize(checked_entry_size(path, name, archive_entry_size(entry)));
-    size_t got = 0;
-    for (la_ssize_t n; got < data.size() && (n = archive_read_data(a.get(), &data[got], data.size() - got)) != 0;) {
-      if (n < 0) fail("damaged entry " + name);
-      got += static_cast<size_t>(n);
+    if (max_member_bytes(name) < 0) {
+      if (ends_with(name, ".bin")) others->push_back(name);
+      continue;
     }
-    if (got != data.size()) fail("entry " + name + " ends early");
+    if (files.count(name))
+      throw DataError("'" + path + "': member " + name + " appears twice; the CIFAR-10 release has it once");
+    check_member_size(path, name, archive_entry_size(entry), archive_entry_size_is_set(entry) != 0);
+    files[name] = read_member(a.get(), name, archive_entry_size(entry), fail);
   }
   if (rc != ARCHIVE_EOF) fail("damaged archive");
   // libarchive may stop before the end-of-archive padding; hash the rest too.
@@ -104,13 +130,19 @@ FileMap read_archive(const std::string& path, std::string* md5) {
 }
 
 // ---- reading the folder.
-FileMap read_folder(const std::string& input, std::string* md5) {
+FileMap read_folder(const std::string& input, std::string* md5, std::vector<std::string>* others) {
   std::string folder = input;
   if (paths::is_directory(paths::join(folder, schema::kBatchesFolder))) folder = paths::join(folder, schema::kBatchesFolder);
   FileMap files;
   for (const std::string& name : paths::list(folder)) {
     const std::string path = paths::join(folder, name);
-    if ((!ends_with(name, ".bin") && name != schema::kMetaFile) || !paths::is_regular_file(path)) continue;
+    if (max_member_bytes(name) < 0) {
+      if (ends_with(name, ".bin") && paths::is_regular_file(path)) others->push_back(name);
+      continue;
+    }
+    const paths::FileCheck check = paths::check_regular_file(path);
+    if (check.problem == paths::FileProblem::Folder || check.problem == paths::FileProblem::NotRegular) continue;
+    check_member_size(input, name, check.size, true);
     std::ifstream in(path, std::ios::binary);
     std::ostringstream os;
     os << in.rdbuf();
@@ -118,17 +150,20 @@ FileMap read_folder(const std::string& input, std::string* md5) {
     files[name] = os.str();
   }
   Md5 hash;  // a folder has no archive md5: hash the six .bin files in their canonical order
-  for (const std::string& name : schema::kTrainBatchFiles) hash.update(files[name].data(), files[name].size());
-  hash.update(files[schema::kTestBatchFile].data(), files[schema::kTestBatchFile].size());
+  auto add = [&](const std::string& name) {
+    if (const auto it = files.find(name); it != files.end()) hash.update(it->second.data(), it->second.size());
+  };
+  for (const std::string& name : schema::kTrainBatchFiles) add(name);
+  add(schema::kTestBatchFile);
   *md5 = hash.hex_digest();
   return files;
 }
 
 // ---- structure check and record parsing, the same for archive and folder.
-void check_structure(const std::string& input, const FileMap& files) {
+void check_structure(const std::string& input, const FileMap& files, const std::vector<std::string>& others) {
   std::vector<std::string> expected(schema::kTrainBatchFiles.begin(), schema::kTrainBatchFiles.end());
   expected.push_back(schema::kTestBatchFile);
-  int bins = 0;
+  int bins = static_cast<int>(others.size());
   for (const auto& [name, data] : files) bins += ends_with(name, ".bin") ? 1 : 0;
   for (const std::string& name : expected) {
     auto it = files.find(name);
@@ -183,8 +218,10 @@ CifarData read_cifar10_binary(const std::string& input) {
   }
   const bool archive_input = !paths::is_directory(input);
   CifarData data;
-  const FileMap files = archive_input ? read_archive(input, &data.source.md5) : read_folder(input, &data.source.md5);
-  check_structure(input, files);
+  std::vector<std::string> others;  // .bin members the release does not have
+  const FileMap files = archive_input ? read_archive(input, &data.source.md5, &others)
+                                      : read_folder(input, &data.source.md5, &others);
+  check_structure(input, files, others);
   for (const std::string& name : schema::kTrainBatchFiles) append_records(input, name, files.at(name), data.train);
   append_records(input, schema::kTestBatchFile, files.at(schema::kTestBatchFile), data.test);
   data.class_names = parse_class_names(files);

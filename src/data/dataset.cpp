@@ -2,21 +2,46 @@
 #include "data/dataset.hpp"
 
 #include "data/cifar_schema.hpp"
+#include "util/log.hpp"
 #include "util/registry.hpp"
 
 namespace cifar {
 namespace {
 
+// The packed file's provenance (the md5 of what cifar_pack read: the archive,
+// the extracted batch files, or the synthetic images) and a hash of the
+// training split's stored count, class counts and per-channel statistics.
+// The packer is deterministic, so this names the samples and their order
+// without hashing 150 MB at every start.
+std::string h5_identity(const DatasetInfo& info) {
+  const SplitInfo& train = info.split(schema::kTrain);
+  uint64_t hash = 1469598103934665603ull;  // FNV-1a over the statistics' bytes
+  auto mix = [&](const void* data, size_t bytes) {
+    for (size_t i = 0; i < bytes; ++i) {
+      hash ^= static_cast<const unsigned char*>(data)[i];
+      hash *= 1099511628211ull;
+    }
+  };
+  mix(&train.count, sizeof train.count);
+  mix(train.class_counts.data(), sizeof train.class_counts);
+  mix(train.mean.data(), sizeof train.mean);
+  mix(train.std.data(), sizeof train.std);
+  return strprintf("source md5 %s, %lld training samples, statistics %016llx", info.source.md5.c_str(),
+                   static_cast<long long>(train.count), static_cast<unsigned long long>(hash));
+}
+
 // cifar10: the HDF5 file written by cifar_pack (schema in cifar_schema.hpp).
 Dataset load_cifar10_h5(const DataConfig& config, SplitRequest request) {
   Dataset d;
+  const DatasetInfo info = read_dataset_info(config.path);
   if (request.train) {
     d.train = read_split(config.path, schema::kTrain);
   } else {
     d.train.name = schema::kTrain;
-    d.train.info = read_dataset_info(config.path).split(schema::kTrain);  // metadata only
+    d.train.info = info.split(schema::kTrain);  // metadata only
   }
   if (request.test) d.test = read_split(config.path, schema::kTest);
+  d.identity = h5_identity(info);
   return d;
 }
 

@@ -17,6 +17,9 @@ struct Dataset {
   Split train;  // without images when not asked for, but always with its statistics (info)
   Split test;   // empty when not asked for
   Normalization normalization;  // what --normalize asks for, for these images
+  // Names the training data's content: equal texts mean the same samples in
+  // the same order (a resumed run must train on the data its checkpoint did).
+  std::string identity;
 };
 
 // Which splits' images to read. The training split's statistics are read in

@@ -16,6 +16,7 @@
 #include "data/hdf5_dataset.hpp"
 #include "util/error.hpp"
 #include "util/log.hpp"
+#include "util/memory.hpp"
 #include "util/paths.hpp"
 
 namespace cifar {
@@ -121,13 +122,17 @@ void check_global_heaps(hid_t file, const std::string& path) {
 
 H5Handle open_file(const std::string& path) {
   silence_hdf5_errors();
-  if (!paths::exists(path)) {
-    fail(path, "", "no such file; create it with cifar_pack (see tools/download_cifar10.sh for the archive)");
-  }
-  // Said plainly here: HDF5 would report both as "not an HDF5 file" deep in its error stack.
-  if (paths::is_directory(path)) fail(path, "", "is a folder, not a file; pass the packed .h5 file");
-  if (access(path.c_str(), R_OK) != 0) {
-    fail(path, "", std::string("cannot be read (") + std::strerror(errno) + "); check its permissions");
+  // Said plainly here, before HDF5 opens anything: it would report a folder or
+  // an unreadable file as "not an HDF5 file" deep in its error stack, and
+  // block forever on a FIFO.
+  const paths::FileCheck check = paths::check_regular_file(path);
+  switch (check.problem) {
+    case paths::FileProblem::None: break;
+    case paths::FileProblem::Missing:
+      fail(path, "", "no such file; create it with cifar_pack (see tools/download_cifar10.sh for the archive)");
+    case paths::FileProblem::Folder: fail(path, "", "is a folder, not a file; pass the packed .h5 file");
+    case paths::FileProblem::Unreadable: fail(path, "", check.reason + "; check its permissions");
+    default: fail(path, "", check.reason + "; pass the packed .h5 file");
   }
   const htri_t is_hdf5 = H5Fis_hdf5(path.c_str());
   if (is_hdf5 == 0) fail(path, "", "not an HDF5 file; " + std::string(kRepackHint));
@@ -193,13 +198,13 @@ class VlenStrings {
   std::vector<char*> raw_;
 };
 
-// At most `max_count` strings: the count comes from the file, so it is
+// The attribute's `expected` strings: the count comes from the file, so it is
 // checked before the pointer array is allocated. (The length of each string
 // is also in the file, and HDF5 1.10 allocates it before reading: a string
 // claiming 4.7 GB is still allocated inside H5Aread; docs/fuzzing.md, open
 // findings.)
 std::vector<std::string> read_strings_attr(hid_t owner, const std::string& path, const std::string& object,
-                                           const char* name, hssize_t max_count) {
+                                           const char* name, hssize_t expected) {
   H5Handle attr = open_attr(owner, path, object, name);
   const std::string ctx = where(path, object + " attribute '" + name + "'");
   H5Handle type(H5_CHECK_DATA(H5Tcopy(H5T_C_S1), ctx), H5Tclose);
@@ -207,9 +212,9 @@ std::vector<std::string> read_strings_attr(hid_t owner, const std::string& path,
   H5_CHECK_DATA(H5Tset_cset(type.get(), H5T_CSET_UTF8), ctx);
   H5Handle space(H5_CHECK_DATA(H5Aget_space(attr.get()), ctx), H5Sclose);
   const hssize_t n = H5_CHECK_DATA(H5Sget_simple_extent_npoints(space.get()), ctx);
-  if (n > max_count)
-    fail(path, object, strprintf("attribute '%s' holds %lld strings, expected at most %lld; ", name,
-                                 static_cast<long long>(n), static_cast<long long>(max_count)) + kRepackHint);
+  if (n != expected)
+    fail(path, object, strprintf("attribute '%s' holds %lld strings, expected %lld; ", name, static_cast<long long>(n),
+                                 static_cast<long long>(expected)) + kRepackHint);
   VlenStrings raw(type.get(), space.get(), static_cast<size_t>(n));
   H5_CHECK_DATA(H5Aread(attr.get(), type.get(), raw.data()), ctx + " (expected UTF-8 strings)");
   std::vector<std::string> out;
@@ -218,13 +223,74 @@ std::vector<std::string> read_strings_attr(hid_t owner, const std::string& path,
 }
 
 std::string read_string_attr(hid_t owner, const std::string& path, const char* name) {
-  std::vector<std::string> v = read_strings_attr(owner, path, "root", name, 1);
-  if (v.size() != 1) fail(path, "root", std::string("attribute '") + name + "' must be one string");
-  return v[0];
+  return read_strings_attr(owner, path, "root", name, 1)[0];
+}
+
+// Deflate cannot expand more than about 1032:1; a dataset that declares more
+// raw bytes than that over what it stores declares data it does not hold.
+constexpr double kMaxDeflateRatio = 1032.0;
+
+struct Filters {
+  bool fletcher32 = false;
+  bool deflate = false;
+};
+
+Filters dataset_filters(hid_t dcpl, const std::string& context) {
+  Filters f;
+  const int count = H5_CHECK_DATA(H5Pget_nfilters(dcpl), context);
+  for (int i = 0; i < count; ++i) {
+    unsigned flags = 0, config = 0;
+    size_t values = 0;
+    const H5Z_filter_t id = H5_CHECK_DATA(H5Pget_filter2(dcpl, static_cast<unsigned>(i), &flags, &values, nullptr,
+                                                         0, nullptr, &config),
+                                          context);
+    f.fletcher32 = f.fletcher32 || id == H5Z_FILTER_FLETCHER32;
+    f.deflate = f.deflate || id == H5Z_FILTER_DEFLATE;
+  }
+  return f;
+}
+
+// The sizes a dataset declares are checked against what the file holds
+// before anything is allocated for them: every chunk must be written (an
+// unwritten chunk reads back as zeros without a word), guarded by Fletcher32,
+// and the stored bytes must be able to hold the declared ones.
+void check_dataset_storage(hid_t dset, const std::string& path, const std::string& object,
+                           const std::vector<hsize_t>& dims) {
+  const std::string context = where(path, object);
+  H5Handle dcpl(H5_CHECK_DATA(H5Dget_create_plist(dset), context), H5Pclose);
+  std::vector<hsize_t> chunk(dims.size(), 0);
+  if (H5Pget_layout(dcpl.get()) != H5D_CHUNKED ||
+      H5Pget_chunk(dcpl.get(), static_cast<int>(chunk.size()), chunk.data()) != static_cast<int>(dims.size()))
+    fail(path, object, std::string("is not stored in chunks with checksums; ") + kRepackHint);
+  const Filters filters = dataset_filters(dcpl.get(), context);
+  if (!filters.fletcher32)
+    fail(path, object, std::string("has no Fletcher32 checksum filter, so corruption would go unnoticed; ") +
+                           kRepackHint);
+  hsize_t expected_chunks = 1, raw_bytes = 1;
+  for (size_t i = 0; i < dims.size(); ++i) {
+    expected_chunks *= chunk[i] == 0 ? 0 : (dims[i] + chunk[i] - 1) / chunk[i];
+    raw_bytes *= dims[i];
+  }
+  hsize_t stored_chunks = 0;
+  H5Handle space(H5_CHECK_DATA(H5Dget_space(dset), context), H5Sclose);
+  H5_CHECK_DATA(H5Dget_num_chunks(dset, space.get(), &stored_chunks), context);
+  if (stored_chunks != expected_chunks)
+    fail(path, object, strprintf("declares %llu chunk(s) of data but only %llu were ever written (the rest would "
+                                 "read back as zeros); ",
+                                 static_cast<unsigned long long>(expected_chunks),
+                                 static_cast<unsigned long long>(stored_chunks)) + kRepackHint);
+  const hsize_t stored = H5Dget_storage_size(dset);
+  const long long file_bytes = paths::check_regular_file(path).size;
+  const double capacity = static_cast<double>(stored) * (filters.deflate ? kMaxDeflateRatio : 1.0);
+  if (static_cast<long long>(stored) > file_bytes || static_cast<double>(raw_bytes) > capacity)
+    fail(path, object, strprintf("declares %llu bytes but stores %llu in a file of %lld; ",
+                                 static_cast<unsigned long long>(raw_bytes), static_cast<unsigned long long>(stored),
+                                 file_bytes) + kRepackHint);
 }
 
 // Opens a dataset and checks it is unsigned 8-bit with the expected shape
-// (expected[0] < 0: any length). Returns the dataset and its length.
+// (expected[0] < 0: any length) and that the file holds what it declares.
+// Returns the dataset and its length.
 H5Handle open_uint8_dataset(hid_t file, const std::string& path, const std::string& name,
                             const std::vector<int64_t>& expected, int64_t* length) {
   const std::string object = "dataset " + name;
@@ -249,6 +315,7 @@ H5Handle open_uint8_dataset(hid_t file, const std::string& path, const std::stri
     for (int64_t d : expected) want += (want.empty() ? "" : ",") + (d < 0 ? std::string("N") : std::to_string(d));
     fail(path, object, "has shape [" + got + "], expected [" + want + "]");
   }
+  check_dataset_storage(dset.get(), path, object, dims);
   *length = dims.empty() ? 0 : static_cast<int64_t>(dims[0]);
   return dset;
 }
@@ -265,6 +332,12 @@ SplitInfo read_split_info(hid_t file, const std::string& path, const std::string
   std::copy(classes.begin(), classes.end(), info.class_counts.begin());
   const auto mean = read_numeric_attr<double>(group.get(), path, object, schema::kAttrMean, H5T_NATIVE_DOUBLE, 3);
   const auto std = read_numeric_attr<double>(group.get(), path, object, schema::kAttrStd, H5T_NATIVE_DOUBLE, 3);
+  // --normalize dataset divides by these: numbers from the file, checked against what pixel/255 allows.
+  for (int c = 0; c < 3; ++c) {
+    if (!(mean[c] >= 0 && mean[c] <= 1 && std[c] > 0 && std[c] <= 0.5))
+      fail(path, object, strprintf("channel %d has mean %g and std %g; pixel/255 has a mean in [0, 1] and a std in "
+                                   "(0, 0.5]; ", c, mean[c], std[c]) + kRepackHint);
+  }
   std::copy(mean.begin(), mean.end(), info.mean.begin());
   std::copy(std.begin(), std.end(), info.std.begin());
 
@@ -291,7 +364,6 @@ DatasetInfo read_info(hid_t file, const std::string& path) {
   }
   check_global_heaps(file, path);  // before the first variable-length string is read
   info.class_names = read_strings_attr(file, path, "root", schema::kAttrClassNames, schema::kNumClasses);
-  if (info.class_names.size() != schema::kNumClasses) fail(path, "root", "class_names must hold 10 names");
   info.source.kind = read_string_attr(file, path, schema::kAttrSourceKind);
   info.source.md5 = read_string_attr(file, path, schema::kAttrSourceMd5);
   info.source.md5_of = read_string_attr(file, path, schema::kAttrSourceMd5Of);
@@ -357,6 +429,12 @@ Split read_split(const std::string& path, const std::string& split, int64_t begi
                               static_cast<long long>(total)));
   }
   out.begin = begin;
+  const int64_t bytes = count * (schema::kImageBytes + 1);
+  if (bytes > physical_memory_bytes())
+    fail(path, "split " + split,
+         strprintf("%lld samples need %.1f GiB in memory on every rank, more than this machine's %.1f GiB",
+                   static_cast<long long>(count), bytes / double(1 << 30),
+                   physical_memory_bytes() / double(1 << 30)));
   out.images = torch::empty({count, schema::kChannels, schema::kHeight, schema::kWidth}, torch::kUInt8);
   torch::Tensor labels8 = torch::empty({count}, torch::kUInt8);
   if (count > 0) {

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <regex>
 #include <sstream>
 #include <tuple>
@@ -21,6 +22,7 @@
 #include "util/atomic_file.hpp"
 #include "util/error.hpp"
 #include "util/log.hpp"
+#include "util/memory.hpp"
 #include "util/paths.hpp"
 
 namespace cifar {
@@ -29,13 +31,24 @@ namespace {
 const char* const kFormatTag = "cifar_mpi checkpoint";
 const std::regex kNamePattern(R"(ckpt-e(\d+)-s(\d+)\.pt)");
 
+// Appended to every refusal of a checkpoint written by another run.
+const char* const kNewRunHint =
+    ", or start a new run: --resume none with another (empty) --checkpoint-dir";
+
 // What to do about an unusable file, appended to every read error.
 std::string fix_hint(const std::string& path) {
-  return "; delete or move it away to resume from an older checkpoint (--resume auto), or start afresh with "
-         "--resume none or another --checkpoint-dir (" + path + ")";
+  return "; delete or move it away (" + path + ") to resume from an older checkpoint (--resume auto)" + kNewRunHint;
 }
 
 std::vector<char> read_bytes(const std::string& path) {
+  // Before opening: a folder would fail deep in the stream library, a FIFO would block.
+  // The whole file is read into memory: one larger than the machine's is no checkpoint of ours.
+  const paths::FileCheck check = paths::check_regular_file(path, physical_memory_bytes());
+  if (check.problem == paths::FileProblem::Missing)
+    throw CheckpointError("cannot open checkpoint '" + path + "': no such file (check the path given to --resume)");
+  if (!check)
+    throw CheckpointError("checkpoint '" + path + "' " + check.reason +
+                          " (--resume takes a checkpoint file, or auto for the newest in --checkpoint-dir)");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw CheckpointError("cannot open checkpoint '" + path + "': " + std::strerror(errno) +
                                  " (check the path given to --resume)");
@@ -129,8 +142,39 @@ void set_generator_state(at::Generator generator, const at::Tensor& state) {
 std::string mismatch(const std::string& path, const char* what, const std::string& saved, const std::string& now,
                      const std::string& fix) {
   return "checkpoint '" + path + "' was written with " + what + " " + saved + ", but this run has " + now +
-         ": it cannot continue that run exactly; " + fix +
-         ", or start afresh with --resume none or another --checkpoint-dir";
+         ": it cannot continue that run exactly; " + fix + kNewRunHint;
+}
+
+// TrainConfig::describe() lines ("  key = value") as a map.
+std::map<std::string, std::string> config_values(const std::vector<std::string>& lines) {
+  std::map<std::string, std::string> values;
+  for (const auto& line : lines) {
+    const auto eq = line.find(" = ");
+    if (eq == std::string::npos) continue;
+    const auto begin = line.find_first_not_of(' ');
+    const auto end = line.find_last_not_of(' ', eq);
+    if (begin < eq) values[line.substr(begin, end - begin + 1)] = line.substr(eq + 3);
+  }
+  return values;
+}
+
+struct Difference {
+  std::string key, saved, now;
+};
+
+// The run-defining options whose values differ; a key the checkpoint does not
+// record (written before the option existed) counts as the option's default.
+std::vector<Difference> run_differences(const Checkpoint& c, const RunIdentity& run) {
+  const auto saved = config_values(c.config);
+  std::map<std::string, std::string> defaults;
+  for (const auto& [key, value] : TrainConfig{}.run_definition()) defaults[key] = value;
+  std::vector<Difference> differences;
+  for (const auto& [key, now] : run.defining) {
+    const auto it = saved.find(key);
+    const std::string before = it != saved.end() ? it->second : defaults[key];
+    if (before != now) differences.push_back({key, before, now});
+  }
+  return differences;
 }
 
 // Rank 0's `text` on every rank of `comm`.
@@ -148,6 +192,8 @@ std::string broadcast_text(Communicator& comm, const std::string& text) {
 std::string checkpoint_file_name(const TrainingPosition& position) {
   return strprintf("ckpt-e%04d-s%06ld.pt", position.epoch, position.step);
 }
+
+bool is_checkpoint_file_name(const std::string& name) { return std::regex_match(name, kNamePattern); }
 
 std::vector<std::string> list_checkpoints(const std::string& folder) {
   struct Entry {
@@ -189,6 +235,7 @@ std::vector<char> encode_checkpoint(const Checkpoint& c) {
   d.insert(std::string("batch_size"), static_cast<int64_t>(c.batch_size));
   d.insert(std::string("accumulate"), static_cast<int64_t>(c.accumulate));
   d.insert(std::string("train_size"), c.train_size);
+  d.insert(std::string("data_identity"), c.data_identity);
   d.insert(std::string("epoch"), static_cast<int64_t>(c.position.epoch));
   d.insert(std::string("batch_in_epoch"), static_cast<int64_t>(c.position.batch_in_epoch));
   d.insert(std::string("step"), static_cast<int64_t>(c.position.step));
@@ -204,6 +251,7 @@ std::vector<char> encode_checkpoint(const Checkpoint& c) {
   d.insert(std::string("loss_scale"), c.loss_scale);
   d.insert(std::string("loss_scale_clean_steps"), static_cast<int64_t>(c.loss_scale_clean_steps));
   if (!c.lookahead_average.empty()) d.insert(std::string("lookahead"), c10::List<at::Tensor>(c.lookahead_average));
+  d.insert(std::string("skipped_steps"), static_cast<int64_t>(c.skipped_steps));
   return torch::pickle_save(c10::IValue(d));
 }
 
@@ -240,6 +288,7 @@ Checkpoint read_checkpoint(const std::string& path) {
   c.batch_size = static_cast<int>(f.integer("batch_size"));
   c.accumulate = static_cast<int>(f.integer("accumulate"));
   c.train_size = f.integer("train_size");
+  if (f.has("data_identity")) c.data_identity = f.text("data_identity");  // optional: added within version 1
   c.position = {static_cast<int>(f.integer("epoch")), static_cast<long>(f.integer("batch_in_epoch")),
                 static_cast<long>(f.integer("step"))};
   c.epoch_loss_sum = f.real("epoch_loss_sum");
@@ -255,10 +304,12 @@ Checkpoint read_checkpoint(const std::string& path) {
   if (f.has("lookahead"))
     for (const auto& t : f.get("lookahead", &c10::IValue::isTensorList, "tensor list").toTensorVector())
       c.lookahead_average.push_back(t);
+  if (f.has("skipped_steps")) c.skipped_steps = static_cast<long>(f.integer("skipped_steps"));
   return c;
 }
 
-RunIdentity run_identity(const TrainConfig& config, int world_size, int64_t train_size) {
+RunIdentity run_identity(const TrainConfig& config, int world_size, int64_t train_size,
+                         const std::string& data_identity) {
   RunIdentity r;
   r.model = config.model.name;
   r.optimizer = config.optim.optimizer;
@@ -266,8 +317,10 @@ RunIdentity run_identity(const TrainConfig& config, int world_size, int64_t trai
   r.batch_size = per_rank_batch_size(config.training, world_size);
   r.accumulate = config.training.accumulate;
   r.train_size = train_size;
+  r.data_identity = data_identity;
   r.data_path = config.data.path;
   r.config = config.describe();
+  r.defining = config.run_definition();
   return r;
 }
 
@@ -280,6 +333,7 @@ Checkpoint capture_checkpoint(const RunIdentity& run, const TrainingPosition& po
   c.batch_size = run.batch_size;
   c.accumulate = run.accumulate;
   c.train_size = run.train_size;
+  c.data_identity = run.data_identity;
   c.position = position;
   c.epoch_loss_sum = epoch_loss_sum;
   c.epoch_loss_count = epoch_loss_count;
@@ -296,29 +350,63 @@ Checkpoint capture_checkpoint(const RunIdentity& run, const TrainingPosition& po
   c.loss_scale_clean_steps = state.scaler.clean_steps();
   if (state.lookahead && state.lookahead->enabled())
     for (const auto& t : state.lookahead->average()) c.lookahead_average.push_back(t.to(torch::kCPU, false, true));
+  c.skipped_steps = state.skipped_steps ? *state.skipped_steps : 0;
   return c;
 }
 
 void check_resumable(const Checkpoint& c, const std::string& path, const RunIdentity& run) {
   auto n = [](long long v) { return std::to_string(v); };
-  if (c.model_name != run.model)
-    throw CheckpointError(mismatch(path, "--model", c.model_name, run.model, "pass --model " + c.model_name));
-  if (c.optimizer_name != run.optimizer)
-    throw CheckpointError(
-        mismatch(path, "--optimizer", c.optimizer_name, run.optimizer, "pass --optimizer " + c.optimizer_name));
   if (c.world_size != run.world_size)
     throw CheckpointError(mismatch(path, "a world of", n(c.world_size) + " rank(s)", n(run.world_size) + " rank(s)",
                                    "resume with " + n(c.world_size) + " ranks (each rank's data shard depends on "
                                    "the world size)"));
-  if (c.batch_size != run.batch_size)
-    throw CheckpointError(mismatch(path, "--batch-size", n(c.batch_size), n(run.batch_size),
-                                   "pass --batch-size " + n(c.batch_size)));
-  if (c.accumulate != run.accumulate)
-    throw CheckpointError(mismatch(path, "--accumulate", n(c.accumulate), n(run.accumulate),
-                                   "pass --accumulate " + n(c.accumulate)));
+  const auto differences = run_differences(c, run);
+  if (!differences.empty()) {
+    std::string listed, fix;
+    for (const auto& d : differences) {
+      listed += (listed.empty() ? "" : "; ") + ("--" + d.key + " " + d.saved + " there, " + d.now + " here");
+      fix += (fix.empty() ? "" : " ") + ("--" + d.key + " " + d.saved);
+    }
+    throw CheckpointError("checkpoint '" + path + "' was written by a different run: " + listed +
+                          ". It cannot continue that run; pass the checkpoint's values (" + fix + ")" + kNewRunHint);
+  }
+  if (!c.data_identity.empty() && c.data_identity != run.data_identity)
+    throw CheckpointError(mismatch(path, "training data of", c.data_identity,
+                                   run.data_identity + " (--data " + run.data_path + ")", "pass the same --data"));
   if (c.train_size != run.train_size)
     throw CheckpointError(mismatch(path, "a training split of", n(c.train_size) + " samples",
                                    n(run.train_size) + " samples in " + run.data_path, "pass the same --data"));
+}
+
+std::string position_problem(const TrainingPosition& p, const RunPlan& plan) {
+  if (p.epoch < 0 || p.batch_in_epoch < 0 || p.batch_in_epoch >= plan.batches_per_epoch || p.step < 0)
+    return strprintf("holds the position epoch %d, batch %ld, step %ld, outside a run of %ld batches per epoch",
+                     p.epoch, p.batch_in_epoch, p.step, plan.batches_per_epoch);
+  if (p.batch_in_epoch % plan.accumulate != 0)
+    return strprintf("holds batch %ld, not the end of an optimiser step of %d batches", p.batch_in_epoch,
+                     plan.accumulate);
+  const long expected = static_cast<long>(p.epoch) * plan.steps_per_epoch + p.batch_in_epoch / plan.accumulate;
+  if (p.step != expected)
+    return strprintf("holds step %ld, but epoch %d, batch %ld is step %ld of this run", p.step, p.epoch,
+                     p.batch_in_epoch, expected);
+  return "";
+}
+
+std::string length_change_note(const Checkpoint& c, const RunIdentity& run) {
+  const auto saved = config_values(c.config), now = config_values(run.config);
+  auto value = [](const std::map<std::string, std::string>& m, const char* key) {
+    const auto it = m.find(key);
+    return it == m.end() ? std::string("?") : it->second;
+  };
+  const std::string schedule = value(saved, "schedule");
+  const bool depends_on_length = schedule == to_string(ScheduleKind::Cosine) ||
+                                 schedule == to_string(ScheduleKind::OneCycle);
+  const std::string before = "--epochs " + value(saved, "epochs") + " --max-steps " + value(saved, "max-steps");
+  const std::string after = "--epochs " + value(now, "epochs") + " --max-steps " + value(now, "max-steps");
+  if (!depends_on_length || before == after) return "";
+  return "the run's length changes from " + before + " to " + after + " and the " + schedule +
+         " schedule depends on it: from the resumed step on, the learning rate follows the new length, so the "
+         "result differs from both uninterrupted runs";
 }
 
 void restore_checkpoint(const Checkpoint& c, const std::string& path, TrainState& state) {
@@ -351,8 +439,28 @@ void restore_checkpoint(const Checkpoint& c, const std::string& path, TrainState
     set_generator_state(at::globalContext().defaultGenerator(state.device), c.device_rng_state);
 }
 
-Checkpointer::Checkpointer(const CheckpointConfig& config, RunIdentity run, TrainState state, Communicator& control)
-    : config_(config), run_(std::move(run)), state_(state), control_(control) {}
+Checkpointer::Checkpointer(const CheckpointConfig& config, RunIdentity run, TrainState state, Communicator& control,
+                           std::function<void()> before_write)
+    : config_(config), run_(std::move(run)), state_(state), control_(control), before_write_(std::move(before_write)) {}
+
+namespace {
+
+// The first of `paths` (newest first) that reads as a checkpoint, or "" when
+// none does; each unreadable one is warned about and added to `reasons`.
+std::string newest_readable(const std::vector<std::string>& paths, std::string* reasons) {
+  for (const auto& path : paths) {
+    try {
+      read_checkpoint(path);
+      return path;
+    } catch (const CheckpointError& e) {
+      log::warn(std::string("skipping ") + e.what());
+      *reasons += std::string("\n  ") + e.what();
+    }
+  }
+  return "";
+}
+
+}  // namespace
 
 // Rank 0's choice: --resume PATH as given; --resume auto the newest file in
 // --checkpoint-dir that reads as a checkpoint (unreadable ones are skipped
@@ -367,23 +475,37 @@ std::string Checkpointer::choose_resume_path() const {
     return "";
   }
   std::string reasons;
-  for (const auto& path : paths) {
-    try {
-      read_checkpoint(path);
-      return path;
-    } catch (const CheckpointError& e) {
-      log::warn(std::string("--resume auto: skipping ") + e.what());
-      reasons += std::string("\n  ") + e.what();
-    }
-  }
-  throw CheckpointError("--resume auto: none of the " + std::to_string(paths.size()) + " checkpoint(s) in " +
-                        config_.dir + " is readable:" + reasons);
+  const std::string path = newest_readable(paths, &reasons);
+  if (path.empty())
+    throw CheckpointError("--resume auto: none of the " + std::to_string(paths.size()) + " checkpoint(s) in " +
+                          config_.dir + " is readable:" + reasons);
+  return path;
+}
+
+// A --checkpoint-dir holds the checkpoints of one run, so that pruning (the
+// newest --keep-checkpoints stay) never deletes another run's files and
+// --resume auto never picks up another run. A run that does not continue the
+// folder's run is refused before it trains.
+void Checkpointer::check_folder_belongs_to_this_run(const std::string& resume_path) const {
+  if (!config_.enabled() || config_.resume.kind == ResumeRequest::Kind::Auto) return;  // auto: checked on resume
+  const auto existing = list_checkpoints(config_.dir);
+  if (existing.empty()) return;
+  if (resume_path.empty())
+    throw ConfigError(strprintf("--checkpoint-dir %s already holds %zu checkpoint(s) of an earlier run (newest %s); "
+                                "continue that run with --resume auto, or start this one in another (empty) "
+                                "--checkpoint-dir: a run never writes or prunes beside another run's checkpoints",
+                                config_.dir.c_str(), existing.size(), paths::file_name(existing.front()).c_str()));
+  std::string reasons;
+  const std::string newest = newest_readable(existing, &reasons);
+  if (!newest.empty()) check_resumable(read_checkpoint(newest), newest, run_);
 }
 
 std::optional<Checkpoint> Checkpointer::resume() {
   std::string path;
   agree_on(control_, [&] {
-    if (control_.rank() == 0) path = choose_resume_path();
+    if (control_.rank() != 0) return;
+    path = choose_resume_path();
+    check_folder_belongs_to_this_run(path);
   });
   path = broadcast_text(control_, path);
   if (path.empty()) return std::nullopt;
@@ -397,7 +519,10 @@ std::optional<Checkpoint> Checkpointer::resume() {
     const auto& p = checkpoint->position;
     log::info(strprintf("resumed from checkpoint %s: epoch %d, %ld batch(es) of it done, step %ld", path.c_str(),
                         p.epoch, p.batch_in_epoch, p.step));
+    const std::string note = length_change_note(*checkpoint, run_);
+    if (!note.empty()) log::warn(note);
   }
+  resumed_path_ = path;
   last_written_ = path;
   return checkpoint;
 }
@@ -405,6 +530,7 @@ std::optional<Checkpoint> Checkpointer::resume() {
 void Checkpointer::save(const TrainingPosition& position, double loss_sum, double loss_count) {
   const std::string path = paths::join(config_.dir, checkpoint_file_name(position));
   if (path == last_written_) return;  // this exact state is on disk already
+  if (before_write_) before_write_();
   agree_on(control_, [&] {
     if (control_.rank() != 0) return;  // every rank holds the same state; the others wait here
     // A folder that cannot be made is reported by the write below, with the file's name.

@@ -15,6 +15,7 @@
 
 #include <torch/torch.h>
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -24,6 +25,7 @@
 #include "model/model.hpp"
 #include "train/lookahead.hpp"
 #include "train/precision.hpp"
+#include "train/run_plan.hpp"
 
 namespace cifar {
 
@@ -45,6 +47,7 @@ struct Checkpoint {
   int batch_size = 1;
   int accumulate = 1;
   int64_t train_size = 0;
+  std::string data_identity;  // Dataset::identity of the training data ("" in older files)
   TrainingPosition position;
   double epoch_loss_sum = 0;    // the partial epoch's loss sum and sample count, over all ranks
   double epoch_loss_count = 0;
@@ -56,10 +59,13 @@ struct Checkpoint {
   double loss_scale = 1;
   int loss_scale_clean_steps = 0;
   std::vector<at::Tensor> lookahead_average;  // empty without --lookahead-every
+  long skipped_steps = 0;  // --on-nonfinite skip
 };
 
 // "ckpt-e0001-s000123.pt"
 std::string checkpoint_file_name(const TrainingPosition& position);
+// Whether `name` (no folder) is such a name.
+bool is_checkpoint_file_name(const std::string& name);
 // Checkpoint files in `folder` named by checkpoint_file_name(), newest first
 // (highest step, then highest epoch). A missing folder has none.
 std::vector<std::string> list_checkpoints(const std::string& folder);
@@ -78,9 +84,12 @@ struct TrainState {
   LossScaler& scaler;
   torch::Device device;
   Lookahead* lookahead = nullptr;  // null or disabled: none
+  const long* skipped_steps = nullptr;  // the divergence guard's count, when there is one
 };
 
-// What a run that continues a checkpoint must share with the run that wrote it.
+// What a run that continues a checkpoint must share with the run that wrote
+// it: the options that define the run (TrainConfig::run_definition()), the
+// world size and the training data's content.
 struct RunIdentity {
   std::string model;
   std::string optimizer;
@@ -88,18 +97,31 @@ struct RunIdentity {
   int batch_size = 1;  // per rank
   int accumulate = 1;
   int64_t train_size = 0;
+  std::string data_identity;        // Dataset::identity
   std::string data_path;            // names the data in messages
-  std::vector<std::string> config;  // TrainConfig::describe(), stored for the record
+  std::vector<std::string> config;  // TrainConfig::describe(), stored; its run-defining keys are compared
+  std::vector<std::pair<std::string, std::string>> defining;  // TrainConfig::run_definition()
 };
-RunIdentity run_identity(const TrainConfig& config, int world_size, int64_t train_size);
+RunIdentity run_identity(const TrainConfig& config, int world_size, int64_t train_size,
+                         const std::string& data_identity);
 
 // The state of a run, ready to write. Call on the writing rank only.
 Checkpoint capture_checkpoint(const RunIdentity& run, const TrainingPosition& position, double epoch_loss_sum,
                               double epoch_loss_count, const TrainState& state);
-// Throws CheckpointError unless `run` can continue `checkpoint` exactly: same
-// model, optimiser, world size, per-rank batch size, accumulation and
-// training-set size. The message names `path`, both values and the fix.
+// Throws CheckpointError unless `run` can continue `checkpoint` exactly: the
+// same world size, the same value of every run-defining option (a key the
+// checkpoint does not record counts as its default) and the same training
+// data. The message names `path`, every differing key with both values, and
+// the fix.
 void check_resumable(const Checkpoint& checkpoint, const std::string& path, const RunIdentity& run);
+// Why `position`, read from a checkpoint, cannot be where a run of `plan`
+// stopped ("" when it can): checkpoints are written at optimiser-step
+// boundaries, and for a run of the same shape (check_resumable) the step count
+// follows from the epoch and the batch.
+std::string position_problem(const TrainingPosition& position, const RunPlan& plan);
+// A warning for a resumed run whose length changed (--epochs, --max-steps)
+// under a schedule that depends on it (cosine, one-cycle), or "".
+std::string length_change_note(const Checkpoint& checkpoint, const RunIdentity& run);
 // Loads model, optimiser, loss scaler and generator states (checked first).
 void restore_checkpoint(const Checkpoint& checkpoint, const std::string& path, TrainState& state);
 
@@ -108,12 +130,20 @@ void restore_checkpoint(const Checkpoint& checkpoint, const std::string& path, T
 // costs no GPU synchronisation.
 class Checkpointer {
  public:
-  Checkpointer(const CheckpointConfig& config, RunIdentity run, TrainState state, Communicator& control);
+  // `before_write` runs on every rank before every checkpoint is written (the
+  // divergence guard: it may end the run instead).
+  Checkpointer(const CheckpointConfig& config, RunIdentity run, TrainState state, Communicator& control,
+               std::function<void()> before_write);
 
   // --resume none|auto|PATH: restores the chosen checkpoint on every rank and
   // returns it (its model and optimiser state already applied), or nullopt
-  // for a fresh start. Collective; an error stops every rank.
+  // for a fresh start. A --checkpoint-dir holds one run's checkpoints: a run
+  // that does not continue that run is refused (--resume none into a folder
+  // with checkpoints, or a PATH beside another run's files). Collective; an
+  // error stops every rank.
   std::optional<Checkpoint> resume();
+  // The checkpoint resume() restored ("" before, or for a fresh start).
+  const std::string& resumed_path() const { return resumed_path_; }
 
   // At every optimiser-step boundary (collective): writes a checkpoint when
   // --checkpoint-every-steps is due or a preemption signal reached any rank.
@@ -129,11 +159,14 @@ class Checkpointer {
  private:
   void save(const TrainingPosition& position, double loss_sum, double loss_count);
   std::string choose_resume_path() const;
+  void check_folder_belongs_to_this_run(const std::string& resume_path) const;
 
   const CheckpointConfig& config_;
   RunIdentity run_;
   TrainState state_;
   Communicator& control_;
+  std::function<void()> before_write_;
+  std::string resumed_path_;
   std::string last_written_;
 };
 

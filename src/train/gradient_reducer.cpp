@@ -170,6 +170,13 @@ void GradientReducer::finish() {
   synchronize_ = false;
 }
 
+torch::Tensor GradientReducer::gradients_finite() const {
+  torch::NoGradGuard no_grad;
+  torch::Tensor finite = torch::isfinite(buckets_[0]).all();  // the constructor refuses a model without parameters
+  for (size_t b = 1; b < buckets_.size(); ++b) finite = finite.logical_and(torch::isfinite(buckets_[b]).all());
+  return finite;
+}
+
 void GradientReducer::broadcast_buffers() {
   if (!buffers_.empty() && comm_.size() > 1) broadcast_coalesced(comm_, buffers_, 0);
 }

@@ -53,6 +53,10 @@ class GradientReducer {
   void prepare_for_backward(bool synchronize, long step);
   // Waits for every bucket and leaves the averaged gradients in .grad.
   void finish();
+  // After finish(): whether every averaged gradient is finite, as a 0-dim bool
+  // on the device (not read back, so no synchronisation). The same on every
+  // rank: every rank holds the same averages.
+  torch::Tensor gradients_finite() const;
   // Copies rank 0's buffers (BatchNorm running statistics) to every rank
   // before a forward pass, as PyTorch DDP does by default.
   void broadcast_buffers();

@@ -1,7 +1,10 @@
 // JSON Lines metrics, rewritten atomically each epoch.
 #include "train/metrics.hpp"
 
+#include <cmath>
 #include <fstream>
+#include <optional>
+#include <regex>
 
 #include "train/model_io.hpp"
 #include "util/atomic_file.hpp"
@@ -9,26 +12,55 @@
 
 namespace cifar {
 
+namespace {
+
+// A JSON number, or null: printf's "nan" and "inf" are not JSON, and a reader
+// (tools/plot_metrics, Python's json) would refuse the whole file.
+std::string number(const char* format, double value) {
+  return std::isfinite(value) ? strprintf(format, value) : "null";
+}
+
+// The "epoch" of a row this program wrote, or nullopt for a line it did not.
+std::optional<long> row_epoch(const std::string& line) {
+  static const std::regex pattern(R"(^\{"epoch": (\d{1,9}), .*\}$)");
+  std::smatch m;
+  if (!std::regex_match(line, m, pattern)) return std::nullopt;
+  return std::stol(m[1]);
+}
+
+}  // namespace
+
 std::string to_json(const EpochMetrics& m) {
-  const auto measured = [&](double v) { return m.evaluated ? strprintf("%.6f", v) : std::string("null"); };
+  // Test figures not measured this epoch (--eval-every-epochs) are null too.
+  const auto measured = [&](double v) { return m.evaluated ? number("%.6f", v) : std::string("null"); };
   std::string json = strprintf(
-      "{\"epoch\": %d, \"steps\": %ld, \"train_loss\": %.6f, \"test_loss\": %s, \"test_accuracy\": %s, "
-      "\"lr\": %.8g, \"images_per_second\": %.1f, \"epoch_seconds\": %.3f, \"train_eval_seconds\": %.3f, "
-      "\"world_size\": %d",
-      m.epoch, m.steps, m.train_loss, measured(m.test_loss).c_str(), measured(m.test_accuracy).c_str(), m.lr,
-      m.images_per_second, m.epoch_seconds, m.train_eval_seconds, m.world_size);
-  if (m.time_to_target >= 0) json += strprintf(", \"time_to_target\": %.3f", m.time_to_target);
+      "{\"epoch\": %d, \"steps\": %ld, \"train_loss\": %s, \"test_loss\": %s, \"test_accuracy\": %s, \"lr\": %s, "
+      "\"images_per_second\": %s, \"epoch_seconds\": %s, \"train_eval_seconds\": %s, \"world_size\": %d, "
+      "\"skipped_steps\": %ld",
+      m.epoch, m.steps, number("%.6f", m.train_loss).c_str(), measured(m.test_loss).c_str(),
+      measured(m.test_accuracy).c_str(), number("%.8g", m.lr).c_str(), number("%.1f", m.images_per_second).c_str(),
+      number("%.3f", m.epoch_seconds).c_str(), number("%.3f", m.train_eval_seconds).c_str(), m.world_size,
+      m.skipped_steps);
+  if (m.time_to_target >= 0) json += ", \"time_to_target\": " + number("%.3f", m.time_to_target);
   return json + "}";
 }
 
 void MetricsLog::load_existing(int first_epoch) {
+  // The file is an output of an earlier run of this job; never trust it to be
+  // small or a file (check_outputs refused FIFOs and devices at start-up).
   std::ifstream in(path_);
   std::string line;
+  long dropped = 0;
   while (std::getline(in, line)) {
-    const auto pos = line.find("\"epoch\": ");
-    if (pos == std::string::npos) continue;
-    if (std::stoi(line.substr(pos + 9)) < first_epoch) lines_.push_back(line);
+    const auto epoch = row_epoch(line);
+    if (epoch && *epoch < first_epoch) {
+      lines_.push_back(line);
+    } else if (!epoch && !line.empty()) {
+      ++dropped;
+    }
   }
+  if (dropped > 0)
+    log::warn(strprintf("%s: dropped %ld line(s) that are not metrics rows of this program", path_.c_str(), dropped));
 }
 
 void MetricsLog::append(const EpochMetrics& row) {

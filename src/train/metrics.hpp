@@ -21,6 +21,7 @@ struct EpochMetrics {
   double train_eval_seconds = 0;  // training and evaluation since the run's first step
   double time_to_target = -1;     // train_eval_seconds when --target-accuracy was reached this epoch, else -1
   int world_size = 1;
+  long skipped_steps = 0;       // optimiser steps skipped so far (--on-nonfinite skip)
 };
 
 class MetricsLog {
@@ -36,6 +37,7 @@ class MetricsLog {
   std::vector<std::string> lines_;
 };
 
+// One JSON object; a value that is not finite is written as null.
 std::string to_json(const EpochMetrics& m);
 
 }  // namespace cifar

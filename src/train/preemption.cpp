@@ -4,6 +4,7 @@
 #include <signal.h>
 
 #include <atomic>
+#include <csignal>
 #include <cstdio>
 #include <string>
 
@@ -32,6 +33,11 @@ void install_preemption_handlers() {
     if (sigaction(signal_number, &action, nullptr) != 0)
       throw Error(std::string("cannot install the handler for ") + signal_name(signal_number));
   }
+}
+
+void release_preemption_handlers() {
+  for (int signal_number : {SIGTERM, SIGUSR1}) std::signal(signal_number, SIG_DFL);
+  if (const int pending = g_signal.load()) std::raise(pending);
 }
 
 int preemption_signal() { return g_signal.load(); }

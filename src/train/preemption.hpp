@@ -17,8 +17,14 @@ namespace cifar {
 class Communicator;
 
 // Installs the SIGTERM and SIGUSR1 handlers (SA_RESTART: interrupted system
-// calls resume). Idempotent.
+// calls resume). Idempotent. cifar_mpi installs them first thing in main(),
+// before MPI starts, so that a signal during start-up is recorded, not fatal.
 void install_preemption_handlers();
+
+// Gives SIGTERM and SIGUSR1 back their default action (a run without
+// --checkpoint-dir, --help, --check-env), and re-raises a signal recorded
+// meanwhile so that it takes that action now, as if never caught.
+void release_preemption_handlers();
 
 // The first signal received since installation (SIGTERM or SIGUSR1), or 0.
 int preemption_signal();

@@ -3,6 +3,8 @@
 // save_outputs().
 #include "train/trainer.hpp"
 
+#include <limits>
+
 #include "comm/agreement.hpp"
 #include "comm/mpi_communicator.hpp"
 #include "data/distributed_sampler.hpp"
@@ -34,6 +36,7 @@ Trainer::Trainer(const MpiEnvironment& env, const TrainConfig& config)
     : config_(config),
       world_(env.world()),
       scaler_(config.training.precision == Precision::Fp16),
+      guard_(config.training.on_nonfinite, true, torch::kCPU),
       profile_(config.runtime.profile, torch::kCPU),
       metrics_(config.output.metrics) {
   setup_start_ = Clock::now();
@@ -55,19 +58,15 @@ void Trainer::check_placement_and_outputs(const MpiEnvironment& env) {
     if (config_.training.precision == Precision::Fp16 && !placement_.device.is_cuda()) {
       throw ConfigError("--precision fp16 needs a GPU (--device cuda); CPUs train in fp32 or bf16");
     }
-    if (world_.rank == 0) {
-      // Output folders must be writable before any training time is spent.
-      paths::require_writable_file("output", config_.output.model);
-      paths::require_writable_file("metrics", config_.output.metrics);
-      const std::string& tensorboard = config_.output.tensorboard;
-      if (!tensorboard.empty())
-        paths::require_writable_folder("tensorboard", tensorboard, paths::absolute(tensorboard));
-    }
+    if (world_.rank == 0) outputs_.emplace(config_);
   });
   profile_ = StepProfile(config_.runtime.profile, placement_.device);
+  // Reading the verdict every step would synchronise a GPU; on the CPU it is free.
+  guard_ = DivergenceGuard(config_.training.on_nonfinite, !placement_.device.is_cuda(), placement_.device);
 }
 
-// Threads, memory policy, cuDNN and signal handlers: process-wide settings.
+// Threads, memory policy and cuDNN: process-wide settings. (The preemption
+// handlers are installed first thing in main().)
 void Trainer::configure_process() const {
   const RuntimeConfig& r = config_.runtime;
   const int threads = intra_op_thread_count(r.threads, world_);
@@ -79,7 +78,6 @@ void Trainer::configure_process() const {
     at::globalContext().setBenchmarkCuDNN(!r.deterministic);
     at::globalContext().setDeterministicCuDNN(r.deterministic);
   }
-  if (config_.checkpoint.enabled()) install_preemption_handlers();  // before any long start-up work
 }
 
 // Every rank reads and validates the data; any failure stops all.
@@ -139,16 +137,25 @@ void Trainer::build_communication(const MpiEnvironment& env) {
   const BucketOptions buckets{static_cast<size_t>(config_.comm.first_bucket_mb * (1 << 20)),
                               static_cast<size_t>(config_.comm.bucket_mb * (1 << 20))};
   reducer_ = std::make_unique<GradientReducer>(parameters_, untrained_state(*model_), *comm_, buckets);
+  const TrainState state{*model_,           optimizer_->torch_optimizer(), scaler_, placement_.device,
+                         lookahead_.get(), &guard_.skipped() /* a live count */};
   checkpoints_ = std::make_unique<Checkpointer>(
-      config_.checkpoint, run_identity(config_, world_.size, data_.train.size()),
-      TrainState{*model_, optimizer_->torch_optimizer(), scaler_, placement_.device, lookahead_.get()}, *control_);
+      config_.checkpoint, run_identity(config_, world_.size, data_.train.size(), data_.identity), state, *control_,
+      [this] { check_state_before_write(); });
 }
 
 void Trainer::resume() {
   const std::optional<Checkpoint> checkpoint = checkpoints_->resume();
   if (!checkpoint) return;
+  // Every rank holds the same checkpoint and plan: the same verdict, no communication.
+  if (const std::string why = position_problem(checkpoint->position, plan_); !why.empty())
+    fail_on_every_rank(CheckpointError("checkpoint '" + checkpoints_->resumed_path() + "' " + why +
+                                       " (a damaged file?); resume from another checkpoint"),
+                       world_.rank);
   position_ = checkpoint->position;
   resumed_loss_ = std::array<double, 2>{checkpoint->epoch_loss_sum, checkpoint->epoch_loss_count};
+  guard_.restore_skipped(checkpoint->skipped_steps);
+  resumed_from_ = checkpoints_->resumed_path();
   if (world_.rank == 0) metrics_.load_existing(position_.epoch);
 }
 
@@ -177,7 +184,9 @@ void Trainer::announce() const {
 // ---- The run --------------------------------------------------------------
 
 int Trainer::train() {
+  if (position_.epoch >= plan_.epochs || plan_.finished(position_.step)) return report_already_finished();
   announce();
+  if (preempted_before_first_step()) return kExitPreempted;
   run_start_ = Clock::now();
   if (world_.rank == 0)
     log::info(strprintf("start-up (data, model, communicators) %.1f s", seconds_since(setup_start_)));
@@ -189,6 +198,40 @@ int Trainer::train() {
   save_outputs();
   comm_->barrier();
   return kExitOk;
+}
+
+// Resumed from the end of the planned run: nothing to train. Said plainly,
+// instead of a RESULT line for zero seconds of training; the model file is
+// written from the checkpoint only when it is missing (a run that ended
+// between its last checkpoint and its model file).
+int Trainer::report_already_finished() const {
+  if (world_.rank != 0) return kExitOk;
+  log::info(strprintf("the run is already finished: %s is its end (epoch %d of %d, step %ld of %ld); nothing to "
+                      "train. To train longer, raise --epochs or --max-steps; for a new run, use another "
+                      "--checkpoint-dir",
+                      resumed_from_.c_str(), position_.epoch, plan_.epochs, position_.step, plan_.total_steps));
+  if (paths::exists(config_.output.model)) {
+    log::info("left " + config_.output.model + " as it is");
+  } else {
+    save_state_dict(*model_, config_.output.model);
+    log::info("wrote the missing " + config_.output.model + " from the checkpoint");
+  }
+  return kExitOk;
+}
+
+// A SIGTERM or SIGUSR1 during start-up (handlers are installed before MPI
+// starts): stop before the first step, every rank alike. Nothing was
+// trained, so there is nothing new to save.
+bool Trainer::preempted_before_first_step() {
+  if (!config_.checkpoint.enabled()) return false;
+  const int signal = preemption_agreed(*control_);
+  if (signal == 0) return false;
+  if (world_.rank == 0)
+    log::info(strprintf("preempted by %s during start-up, before the first step: nothing trained, nothing new to "
+                        "save; exit code %d (run again to %s)",
+                        signal_name(signal), kExitPreempted,
+                        position_.step > 0 ? "resume with --resume auto" : "start"));
+  return true;
 }
 
 BatchLoader Trainer::make_loader() const {
@@ -229,6 +272,7 @@ bool Trainer::train_epoch() {
     record_batch(train_step(*batch, ends_step), batch->labels.size(0));
     ++position_.batch_in_epoch;
     if (!ends_step) continue;
+    guard_.require_finite(/*synchronize=*/false);  // stops every rank alike when the step was not finite
     if (checkpoints_->at_step_boundary(position_, epoch_.loss_sum) != 0) return false;
     if (plan_.finished(position_.step)) break;
   }
@@ -263,7 +307,9 @@ torch::Tensor Trainer::forward_loss(const Batch& batch) {
 void Trainer::apply_update() {
   reducer_->finish();
   profile_.end_comm_wait();
-  if (scaler_.unscale_and_check(parameters_)) optimizer_->step();
+  // fp16: the loss scaler skips non-finite steps itself (and shrinks the scale); they are not divergence.
+  if (scaler_.unscale_and_check(parameters_) && guard_.admit(reducer_->gradients_finite(), position_.step))
+    optimizer_->step();
   ++position_.step;
   lookahead_->after_step(position_.step);
   if (plan_.finished(position_.step)) lookahead_->finish();  // the run ends on the average
@@ -271,12 +317,15 @@ void Trainer::apply_update() {
 }
 
 // Loss sums stay on the device (no host synchronisation); the progress line
-// reads the loss only when one is due.
+// reads the loss only when one is due. A non-finite loss (its step is
+// stopped at or skipped by the divergence guard) is left out of the epoch's
+// mean, so no metrics row holds NaN.
 void Trainer::record_batch(const torch::Tensor& loss, int64_t batch_size) {
   {
     torch::NoGradGuard no_grad;
-    epoch_.loss_sum[0] += loss.detach().to(torch::kFloat64) * batch_size;
-    epoch_.loss_sum[1] += batch_size;
+    const torch::Tensor value = loss.detach().to(torch::kFloat64);
+    epoch_.loss_sum[0] += torch::nan_to_num(value, 0.0, 0.0, 0.0) * batch_size;
+    epoch_.loss_sum[1] += torch::isfinite(value).to(torch::kFloat64) * batch_size;
   }
   epoch_.images += batch_size;
   const auto report =
@@ -286,6 +335,7 @@ void Trainer::record_batch(const torch::Tensor& loss, int64_t batch_size) {
 }
 
 void Trainer::end_epoch() {
+  guard_.require_finite(/*synchronize=*/true);  // before the metrics row and the checkpoint
   comm_->all_reduce(epoch_.loss_sum, ReduceOp::Sum);
   const double seconds = seconds_since(epoch_.start);
   train_seconds_ += seconds;
@@ -344,7 +394,9 @@ EpochMetrics Trainer::epoch_metrics(double epoch_seconds, bool evaluated) const 
   EpochMetrics row;
   row.epoch = epoch_.epoch;
   row.steps = position_.step;
-  row.train_loss = loss[0].item<double>() / std::max(1.0, loss[1].item<double>());
+  // No batch with a finite loss (all skipped): no mean, written as null.
+  const double counted = loss[1].item<double>();
+  row.train_loss = counted > 0 ? loss[0].item<double>() / counted : std::numeric_limits<double>::quiet_NaN();
   row.evaluated = evaluated;
   row.test_loss = last_eval_.loss;
   row.test_accuracy = last_eval_.accuracy;
@@ -353,10 +405,22 @@ EpochMetrics Trainer::epoch_metrics(double epoch_seconds, bool evaluated) const 
   row.epoch_seconds = epoch_seconds;
   row.train_eval_seconds = train_seconds_ + eval_seconds_;
   row.world_size = world_.size;
+  row.skipped_steps = guard_.skipped();
   return row;
 }
 
-void Trainer::save_outputs() const {
+// Every rank alike, before any checkpoint and the model file: a diverged run
+// (or one whose parameters overflowed) writes nothing.
+void Trainer::check_state_before_write() {
+  guard_.require_finite(/*synchronize=*/true);
+  guard_.require_finite_parameters(parameters_, position_.step);
+}
+
+void Trainer::save_outputs() {
+  check_state_before_write();
+  if (guard_.skipped() > 0 && world_.rank == 0)
+    log::info(strprintf("%ld optimiser step(s) skipped for a non-finite gradient (--on-nonfinite skip)",
+                        guard_.skipped()));
   if (world_.rank != 0) return;
   save_state_dict(*model_, config_.output.model);
   log::info(strprintf("saved %s; total wall time %s", config_.output.model.c_str(),

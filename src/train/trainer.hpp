@@ -32,11 +32,13 @@
 #include "model/model.hpp"
 #include "mpi/mpi_env.hpp"
 #include "train/checkpoint.hpp"
+#include "train/divergence.hpp"
 #include "train/evaluation.hpp"
 #include "train/gradient_reducer.hpp"
 #include "train/lookahead.hpp"
 #include "train/metrics.hpp"
 #include "train/optimizer.hpp"
+#include "train/outputs.hpp"
 #include "train/precision.hpp"
 #include "train/profile.hpp"
 #include "train/progress.hpp"
@@ -55,8 +57,10 @@ class Trainer {
   Trainer(const Trainer&) = delete;
   Trainer& operator=(const Trainer&) = delete;
 
-  // Collective. Returns kExitOk, or kExitPreempted after a checkpoint on
-  // SIGTERM/SIGUSR1. Throws on failure (run_mpi_main reports it).
+  // Collective. Returns kExitOk (also for a run whose checkpoint is already
+  // its end: it says so and trains nothing), or kExitPreempted after a
+  // checkpoint on SIGTERM/SIGUSR1. Throws on failure (run_mpi_main reports
+  // it); a diverged run (--on-nonfinite stop) ends every rank with exit code 5.
   int train();
 
  private:
@@ -79,6 +83,8 @@ class Trainer {
   void resume();
   void open_tensorboard();
   void announce() const;
+  int report_already_finished() const;
+  bool preempted_before_first_step();
 
   // The run.
   bool train_epoch();  // false when preempted (the checkpoint is written)
@@ -91,12 +97,14 @@ class Trainer {
   void check_target(EpochMetrics& row);
   void report_epoch(const EpochMetrics& row);
   EpochMetrics epoch_metrics(double epoch_seconds, bool evaluated) const;
-  void save_outputs() const;
+  void save_outputs();
+  void check_state_before_write();
 
   BatchLoader make_loader() const;
 
   const TrainConfig& config_;
   const World& world_;
+  std::optional<RunOutputs> outputs_;  // rank 0: checked and locked outputs
   Placement placement_;
   torch::MemoryFormat format_ = torch::MemoryFormat::Contiguous;
   Dataset data_;
@@ -110,6 +118,7 @@ class Trainer {
   std::unique_ptr<Optimizer> optimizer_;
   std::unique_ptr<Lookahead> lookahead_;
   LossScaler scaler_;
+  DivergenceGuard guard_;
   std::unique_ptr<Checkpointer> checkpoints_;
   std::optional<std::array<double, 2>> resumed_loss_;  // the resumed epoch's loss sums, over all ranks
   StepProfile profile_;
@@ -118,6 +127,7 @@ class Trainer {
   std::unique_ptr<TensorBoardLog> tensorboard_;  // rank 0, with --tensorboard
 
   TrainingPosition position_;  // epoch, batches done in it, optimiser steps done
+  std::string resumed_from_;   // the checkpoint, when resumed
   EpochState epoch_;
   Evaluation last_eval_;
   double train_seconds_ = 0;

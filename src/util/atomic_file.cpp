@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <regex>
 
 #include "util/error.hpp"
 #include "util/paths.hpp"
@@ -26,6 +27,19 @@ void fsync_path(const std::string& path, int flags) {
 std::string temporary_path_for(const std::string& final_path) {
   const std::string name = "." + paths::file_name(final_path) + ".tmp-" + std::to_string(::getpid());
   return paths::join(paths::parent(final_path), name);
+}
+
+std::vector<std::string> remove_stale_temporaries(const std::string& folder,
+                                                  const std::function<bool(const std::string&)>& is_ours) {
+  static const std::regex pattern(R"(\.(.+)\.tmp-\d+)");  // temporary_path_for()'s names
+  std::vector<std::string> removed;
+  if (!paths::is_directory(folder)) return removed;
+  for (const std::string& name : paths::list(folder)) {
+    std::smatch m;
+    if (!std::regex_match(name, m, pattern) || !is_ours(m[1])) continue;
+    if (std::remove(paths::join(folder, name).c_str()) == 0) removed.push_back(name);
+  }
+  return removed;
 }
 
 void publish_atomically(const std::string& temp_path, const std::string& final_path) {

@@ -3,6 +3,7 @@
 // leaves either the old file or the new one under the final name, never a part.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,13 @@ void write_file_atomically(const std::string& path, const std::vector<char>& byt
 
 // "<dir>/.<name>.tmp-<pid>": same folder (rename must not cross file systems).
 std::string temporary_path_for(const std::string& final_path);
+
+// Deletes the temporary files in `folder` (of any process id) whose final
+// name satisfies `is_ours`: what a killed writer left behind. Call only while
+// holding the lock on those outputs (util/file_lock.hpp), when no other
+// process can be writing them. Returns the names deleted.
+std::vector<std::string> remove_stale_temporaries(const std::string& folder,
+                                                  const std::function<bool(const std::string&)>& is_ours);
 
 // fsync(temp), rename(temp, final), fsync(folder). Throws Error naming both paths.
 void publish_atomically(const std::string& temp_path, const std::string& final_path);

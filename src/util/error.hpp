@@ -16,6 +16,7 @@ inline constexpr int kExitFailure = 1;      // runtime failure (I/O, library, ra
 inline constexpr int kExitUsage = 2;        // bad configuration or command line
 inline constexpr int kExitPreempted = 3;    // checkpointed after SIGTERM/SIGUSR1; requeue to resume
 inline constexpr int kExitCommTimeout = 4;  // a collective stalled past --comm-timeout
+inline constexpr int kExitDiverged = 5;     // a non-finite loss or gradient (--on-nonfinite stop)
 
 class Error : public std::runtime_error {
  public:
@@ -50,6 +51,12 @@ class LibraryError : public Error {
 class CommTimeout : public Error {
  public:
   explicit CommTimeout(const std::string& m) : Error(m, kExitCommTimeout) {}
+};
+
+// Training diverged: a non-finite gradient or parameters (--on-nonfinite stop).
+class Diverged : public Error {
+ public:
+  explicit Diverged(const std::string& m) : Error(m, kExitDiverged) {}
 };
 
 // Identity of this process for messages: set once by the MPI bootstrap.

@@ -2,10 +2,16 @@
 #include "util/memory.hpp"
 
 #include <malloc.h>
+#include <unistd.h>
 
 #include <climits>
 
 namespace cifar {
+
+int64_t physical_memory_bytes() {
+  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+  return pages > 0 && page > 0 ? static_cast<int64_t>(pages) * page : INT64_MAX;
+}
 
 void retain_freed_memory() {
   mallopt(M_MMAP_MAX, 0);               // no mmap'ed blocks: nothing is unmapped on free

@@ -75,6 +75,23 @@ bool is_regular_file(const std::string& path) {
   return stat_mode(path, &mode) && S_ISREG(mode);
 }
 
+FileCheck check_regular_file(const std::string& path, long long max_bytes) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) {
+    if (errno == ENOENT || errno == ENOTDIR) return {FileProblem::Missing, "no such file", 0};
+    return {FileProblem::Unreadable, std::string("cannot be read (") + std::strerror(errno) + ")", 0};
+  }
+  const long long size = static_cast<long long>(st.st_size);
+  if (S_ISDIR(st.st_mode)) return {FileProblem::Folder, "is a folder, not a file", size};
+  if (!S_ISREG(st.st_mode)) return {FileProblem::NotRegular, "is not a regular file (a FIFO, socket or device)", size};
+  if (max_bytes >= 0 && size > max_bytes)
+    return {FileProblem::TooLarge, "has " + std::to_string(size) + " bytes, more than the " +
+                                       std::to_string(max_bytes) + " such a file can have", size};
+  if (::access(path.c_str(), R_OK) != 0)
+    return {FileProblem::Unreadable, std::string("cannot be read (") + std::strerror(errno) + ")", size};
+  return {FileProblem::None, "", size};
+}
+
 std::vector<std::string> list(const std::string& folder) {
   const std::unique_ptr<DIR, CloseDir> dir(::opendir(folder.c_str()));
   if (!dir) throw Error("cannot list folder '" + folder + "': " + std::strerror(errno));

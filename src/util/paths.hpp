@@ -33,6 +33,19 @@ bool exists(const std::string& path);
 bool is_directory(const std::string& path);
 bool is_regular_file(const std::string& path);
 
+// Whether an input can be read as a regular file, decided by stat() and
+// access() before anything opens it: a FIFO would block the reader forever
+// and a device (/dev/zero) would feed it without end.
+enum class FileProblem { None, Missing, Folder, NotRegular, TooLarge, Unreadable };
+struct FileCheck {
+  FileProblem problem = FileProblem::None;
+  std::string reason;  // "no such file", "is a folder, not a file", ...; "" when None
+  long long size = 0;  // bytes, when the file exists
+  explicit operator bool() const { return problem == FileProblem::None; }
+};
+// `max_bytes` < 0: any size. Callers add their own context and fix to `reason`.
+FileCheck check_regular_file(const std::string& path, long long max_bytes = -1);
+
 // The names (not paths) in a folder, sorted, without "." and "..".
 // Throws cifar::Error naming the folder and the reason.
 std::vector<std::string> list(const std::string& folder);

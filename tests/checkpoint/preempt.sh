@@ -19,21 +19,22 @@ for _ in $(seq 600); do
   kill -0 $launcher 2>/dev/null || break
   sleep 0.05
 done
+# Looked for until found while the run lives: under a heavy load /proc can
+# briefly miss a rank (seen once in CI at a load average of 16 on 2 cores).
 rank1=
-for pid in $(pgrep -f -- "--output $marker"); do
-  if tr '\0' '\n' <"/proc/$pid/environ" 2>/dev/null | grep -qx 'OMPI_COMM_WORLD_RANK=1'; then rank1=$pid; fi
+while [[ -z $rank1 ]] && kill -0 $launcher 2>/dev/null; do
+  rank1=$(rank_pid_of "$marker" 1)
+  [[ -n $rank1 ]] || sleep 0.05
 done
-[[ -n $rank1 ]] || { wait $launcher; cat interrupted.log; fail "rank 1 of the run not found"; }
+[[ -n $rank1 ]] || { pgrep -af -- "--output $marker" || true; wait $launcher; cat interrupted.log
+  fail "rank 1 of the run not found"; }
 echo "sending SIG$signal twice to rank 1 (pid $rank1)"
 kill -s "$signal" "$rank1"
 sleep 0.02
 kill -s "$signal" "$rank1" 2>/dev/null || true
-rc=0
-wait $launcher || rc=$?
-[[ $rc == 3 ]] || { cat interrupted.log; fail "the preempted run exited $rc, expected 3"; }
+expect_preempted $launcher interrupted.log
 expect_in interrupted.log "preempted by SIG$signal: stopping at step [0-9]+ with checkpoint"
 grep -m1 'preempted by' interrupted.log
-if grep -qi 'MPI_ABORT' interrupted.log; then cat interrupted.log; fail "the run was aborted, not stopped cleanly"; fi
 [[ ! -f $marker ]] || fail "a preempted run must not write the final model"
 checkpoint=$(ls ckpt/ckpt-*.pt)
 [[ $(wc -w <<<"$checkpoint") == 1 ]] || fail "expected one checkpoint, found: $checkpoint"

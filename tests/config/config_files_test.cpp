@@ -77,6 +77,22 @@ TEST(ConfigFiles, ResNet18UsesNesterovSgdWithAugmentation) {
   EXPECT_EQ(c.training.batch_size, 128);
 }
 
+// quick.ini keeps the recipe's network and data and changes only how it is
+// trained: a smaller global batch, one-cycle Adam, label smoothing.
+TEST(ConfigFiles, QuickTrainsTheRecipeNetworkOnAOneCycleSchedule) {
+  const TrainConfig c = parse_file(paths::join(kConfigDir, "quick.ini"));
+  const TrainConfig recipe;
+  EXPECT_EQ(c.model.name, recipe.model.name);
+  EXPECT_EQ(c.data.normalize, recipe.data.normalize);
+  EXPECT_FALSE(c.data.augment);
+  EXPECT_EQ(c.training.global_batch_size, 128);
+  EXPECT_EQ(c.optim.optimizer, "adam");
+  EXPECT_EQ(c.optim.schedule, ScheduleKind::OneCycle);
+  EXPECT_GT(c.optim.lr, recipe.optim.lr);
+  EXPECT_DOUBLE_EQ(c.training.label_smoothing, 0.1);
+  EXPECT_LT(c.training.epochs, recipe.training.epochs);
+}
+
 TEST(InstalledConfigs, FoundByNameWithOrWithoutIni) {
   const std::vector<std::string> folders = {"/nonexistent/share/cifar_mpi/config", kConfigDir};
   EXPECT_EQ(resolve_config_file("default", folders), paths::join(kConfigDir, "default.ini"));
@@ -87,18 +103,23 @@ TEST(InstalledConfigs, FoundByNameWithOrWithoutIni) {
   EXPECT_EQ(resolve_config_file(here, {}), here);
 }
 
+// A folder of known configs (not the repository's, which grows): the message
+// lists the .ini files by name, sorted, and nothing else.
 TEST(InstalledConfigs, AnUnknownNameListsTheFoldersAndTheirConfigs) {
+  const std::string folder = paths::make_temp_directory("cifar-configs-");
+  for (const char* name : {"zeta.ini", "alpha.ini", "notes.txt"}) std::ofstream(paths::join(folder, name)) << "\n";
   try {
-    resolve_config_file("defualt", {"/nonexistent", kConfigDir});
+    resolve_config_file("defualt", {"/nonexistent", folder});
     FAIL() << "no such config";
   } catch (const ConfigError& e) {
     const std::string m = e.what();
     EXPECT_NE(m.find("--config: cannot open 'defualt': no such file here, and no installed config of that name "
-                     "(searched /nonexistent, " + kConfigDir + "; configs there: default, resnet18, smoke, speed94)"),
+                     "(searched /nonexistent, " + folder + "; configs there: alpha, zeta)"),
               std::string::npos)
         << m;
     EXPECT_NE(m.find("set CIFAR_MPI_HOME"), std::string::npos) << m;
   }
+  paths::remove_all(folder);
 }
 
 // An install prefix with one config, as `cmake --install` lays it out.

@@ -3,8 +3,13 @@
 // unknown keys, wrong types and impossible values.
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
+#include <map>
 
 #include "comm/backends.hpp"
 #include "config/train_config.hpp"
@@ -99,7 +104,63 @@ TEST(Config, IniSectionsAreOptionalAndChecked) {
 
 TEST(Config, ConfigMustBeASmallRegularFile) {
   EXPECT_NE(error_of({"--config", "/dev/zero"}).find("not a regular file"), std::string::npos);
-  EXPECT_NE(error_of({"--config", "/tmp"}).find("not a regular file"), std::string::npos);
+  EXPECT_NE(error_of({"--config", "/tmp"}).find("is a folder"), std::string::npos);
+  // A FIFO is refused without opening it (opening would block until a writer came).
+  char fifo[] = "/tmp/cifar_config_fifo_XXXXXX";
+  ASSERT_NE(mkdtemp(fifo), nullptr);
+  const std::string path = std::string(fifo) + "/c.ini";
+  ASSERT_EQ(mkfifo(path.c_str(), 0600), 0);
+  EXPECT_NE(error_of({"--config", path}).find("not a regular file"), std::string::npos);
+  std::remove(path.c_str());
+  rmdir(fifo);
+}
+
+// No number from the command line is used before it is checked against the
+// limits of its meaning: inf passes "> 0" and turned into NaN models and
+// non-JSON metrics; huge counts exhausted threads or memory.
+TEST(Config, ValuesMustBeFiniteAndWithinTheirLimits) {
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"--lr", "inf"}, "--lr must be a finite number (got inf)"},
+      {{"--weight-decay", "inf"}, "--weight-decay must be a finite number"},
+      {{"--momentum", "nan"}, "--momentum must be a finite number"},
+      {{"--warmup-epochs", "1e300"}, "--warmup-epochs must be between 0 and --epochs (10)"},
+      {{"--comm-timeout", "inf"}, "--comm-timeout must be a finite number"},
+      {{"--comm-timeout", "1e9"}, "at most 604800 seconds"},
+      {{"--bucket-mb", "1e30"}, "--bucket-mb must be positive and at most 1048576"},
+      {{"--threads", "100000"}, "--threads must be 0 (automatic) or up to"},
+      {{"--blas-threads", "100000"}, "--blas-threads must be"},
+      {{"--prefetch-batches", "100000"}, "--prefetch-batches must be between 0 and 64"},
+      {{"--on-nonfinite", "ignore"}, "stop, skip"},
+  };
+  for (const auto& [args, expected] : cases) {
+    const std::string m = error_of(args);
+    EXPECT_NE(m.find(expected), std::string::npos) << args[0] << " " << args[1] << ": " << m;
+  }
+  EXPECT_EQ(parse({"--threads", "2"}).runtime.threads, 2);  // within the limit of any machine
+  EXPECT_EQ(parse({"--on-nonfinite", "skip"}).training.on_nonfinite, OnNonFinite::Skip);
+  EXPECT_EQ(parse({}).training.on_nonfinite, OnNonFinite::Stop);
+}
+
+// What a checkpoint can only be continued with: the options that change the
+// trajectory. Length, speed, placement and outputs are free.
+TEST(Config, RunDefinitionHoldsWhatChangesTheTrajectory) {
+  std::map<std::string, std::string> keys;
+  for (const auto& [key, value] : parse({"--lr", "0.0012345678", "--shuffle-seed", "4"}).run_definition())
+    keys[key] = value;
+  for (const char* key : {"dataset", "shuffle", "shuffle-seed", "augment", "flip", "crop-pad", "crop-padding",
+                          "drop-last", "normalize", "model", "batch-size", "global-batch-size", "accumulate", "seed",
+                          "label-smoothing", "precision", "optimizer", "lr", "momentum", "nesterov", "weight-decay",
+                          "schedule", "warmup-epochs", "lookahead-every"})
+    EXPECT_EQ(keys.count(key), 1u) << key;
+  for (const char* key : {"data", "epochs", "max-steps", "eval", "eval-every-epochs", "tta", "target-accuracy",
+                          "on-nonfinite", "prefetch-batches", "threads", "backend", "bucket-mb", "checkpoint-dir",
+                          "resume", "output", "metrics", "tensorboard", "log-every"})
+    EXPECT_EQ(keys.count(key), 0u) << key;
+  EXPECT_EQ(keys["shuffle-seed"], "4");
+  // Values are printed to the last digit that tells them apart.
+  EXPECT_EQ(keys["lr"], "0.0012345678");
+  EXPECT_EQ(parse({"--lr", "0.001"}).run_definition(), TrainConfig{}.run_definition());
+  EXPECT_NE(parse({"--lr", "0.0012345679"}).run_definition(), parse({"--lr", "0.0012345678"}).run_definition());
 }
 
 TEST(Config, LegacyLoaderThreadsStillWorks) {

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <fstream>
 #include <iterator>
+#include <limits>
 
 #include "data/cifar_schema.hpp"
 #include "data/hdf5_dataset.hpp"
@@ -159,6 +160,101 @@ TEST(Hdf5File, FlippedByteInAChunkIsAChecksumErrorNamingTheDataset) {
   EXPECT_NE(msg.find(path), std::string::npos) << msg;
   EXPECT_NE(msg.find("dataset /train/images"), std::string::npos) << msg;
   EXPECT_NE(msg.find("checksum error"), std::string::npos) << msg;
+}
+
+// Replaces dataset `name` in `path` by a chunked uint8 dataset of `dims`
+// (chunks of `chunk_rows` rows, Fletcher32 when `checksum`) of which only the
+// first `rows_written` rows are written, and sets its group's count to
+// dims[0]: a file that declares more than it holds.
+void replace_dataset(const std::string& path, const std::string& name, std::vector<hsize_t> dims, hsize_t chunk_rows,
+                     hsize_t rows_written, bool checksum) {
+  hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+  ASSERT_GE(f, 0);
+  ASSERT_GE(H5Ldelete(f, name.c_str(), H5P_DEFAULT), 0);
+  hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+  std::vector<hsize_t> chunk = dims;
+  chunk[0] = chunk_rows;
+  H5Pset_chunk(dcpl, static_cast<int>(chunk.size()), chunk.data());
+  if (checksum) H5Pset_fletcher32(dcpl);
+  hid_t space = H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr);
+  hid_t d = H5Dcreate2(f, name.c_str(), H5T_STD_U8LE, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+  ASSERT_GE(d, 0);
+  std::vector<hsize_t> start(dims.size(), 0), count = dims;
+  count[0] = rows_written;
+  H5Sselect_hyperslab(space, H5S_SELECT_SET, start.data(), nullptr, count.data(), nullptr);
+  hid_t mem = H5Screate_simple(static_cast<int>(count.size()), count.data(), nullptr);
+  hsize_t bytes = 1;
+  for (hsize_t c : count) bytes *= c;
+  const std::vector<uint8_t> ones(bytes, 1);  // labels 1, images 1: valid values
+  ASSERT_GE(H5Dwrite(d, H5T_NATIVE_UINT8, mem, space, H5P_DEFAULT, ones.data()), 0);
+  const std::string group_name = name.substr(0, name.rfind('/'));
+  hid_t group = H5Gopen2(f, group_name.c_str(), H5P_DEFAULT);
+  ASSERT_GE(H5Adelete(group, schema::kAttrCount), 0);
+  hid_t scalar = H5Screate(H5S_SCALAR);
+  hid_t attr = H5Acreate2(group, schema::kAttrCount, H5T_NATIVE_INT64, scalar, H5P_DEFAULT, H5P_DEFAULT);
+  const int64_t n = static_cast<int64_t>(dims[0]);
+  ASSERT_GE(H5Awrite(attr, H5T_NATIVE_INT64, &n), 0);
+  H5Aclose(attr);
+  H5Sclose(scalar);
+  H5Gclose(group);
+  H5Sclose(mem);
+  H5Sclose(space);
+  H5Dclose(d);
+  H5Pclose(dcpl);
+  H5Fclose(f);
+}
+
+// A chunk that was never written reads back as zeros without a word; the
+// reader refuses the dataset instead, naming it.
+TEST(Hdf5File, UnwrittenChunksAreRefusedNamingTheDataset) {
+  TempDir dir;
+  const std::string path = test::write_small_h5(dir);  // 300 training samples
+  replace_dataset(path, "/train/images", {300, 3, 32, 32}, 100, 100, true);
+  const std::string msg = data_error_of([&] { read_split(path, "train"); });
+  EXPECT_NE(msg.find("dataset /train/images: declares 3 chunk(s) of data but only 1 were ever written"),
+            std::string::npos) << msg;
+}
+
+TEST(Hdf5File, DatasetsWithoutTheChecksumFilterAreRefused) {
+  TempDir dir;
+  const std::string path = test::write_small_h5(dir);
+  replace_dataset(path, "/train/labels", {300}, 100, 300, false);
+  const std::string msg = data_error_of([&] { read_dataset_info(path); });
+  EXPECT_NE(msg.find("dataset /train/labels: has no Fletcher32 checksum filter"), std::string::npos) << msg;
+}
+
+// 1.7 million images declared in a file of a few MB: refused from the
+// metadata, before the 5.3 GB a rank would allocate for them.
+TEST(Hdf5File, ADeclaredSizeTheFileCannotHoldIsRefusedBeforeAllocating) {
+  TempDir dir;
+  const std::string path = test::write_small_h5(dir);
+  replace_dataset(path, "/train/labels", {1700000}, 16384, 16384, true);
+  replace_dataset(path, "/train/images", {1700000, 3, 32, 32}, 1024, 1024, true);
+  EXPECT_LT(test::file_size(path), 8 << 20);
+  const std::string msg = data_error_of([&] { read_dataset_info(path); });
+  EXPECT_NE(msg.find("declares 1661 chunk(s) of data but only 1 were ever written"), std::string::npos) << msg;
+  EXPECT_NE(data_error_of([&] { read_split(path, "train"); }).find("were ever written"), std::string::npos);
+}
+
+// --normalize dataset divides by the stored std: a NaN or a zero there is
+// refused when the file is opened.
+TEST(Hdf5File, StatisticsOutsideWhatPixelsAllowAreRefused) {
+  TempDir dir;
+  const std::string path = test::write_small_h5(dir);
+  {
+    // Through the group: HDF5 1.10 cannot write an attribute opened with H5Aopen_by_name.
+    hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+    hid_t group = H5Gopen2(f, "/train", H5P_DEFAULT);
+    hid_t attr = H5Aopen(group, schema::kAttrStd, H5P_DEFAULT);
+    const double bad[3] = {0.25, 0.0, std::numeric_limits<double>::quiet_NaN()};
+    ASSERT_GE(H5Awrite(attr, H5T_NATIVE_DOUBLE, bad), 0);
+    H5Aclose(attr);
+    H5Gclose(group);
+    H5Fclose(f);
+  }
+  const std::string msg = data_error_of([&] { read_dataset_info(path); });
+  EXPECT_NE(msg.find("group /train: channel 1 has mean"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("and std 0; pixel/255 has a mean in [0, 1] and a std in (0, 0.5]"), std::string::npos) << msg;
 }
 
 TEST(Hdf5File, WriterRejectsBadLabelsAndLeavesNoFileBehind) {

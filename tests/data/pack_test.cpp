@@ -2,6 +2,9 @@
 // test generates in the official binary layout; see pack_check.hpp.
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <tuple>
+
 #include "data/cifar_binary.hpp"
 #include "util/paths.hpp"
 #include "data/cifar_schema.hpp"
@@ -9,6 +12,7 @@
 #include "pack_check.hpp"
 #include "test_files.hpp"
 #include "util/error.hpp"
+#include "util/log.hpp"
 
 namespace cifar {
 namespace {
@@ -52,6 +56,49 @@ TEST(Pack, RefusesAnArchiveEntryClaimingMoreThanABatchFile) {
     FAIL() << "the archive was accepted";
   } catch (const DataError& e) {
     EXPECT_NE(std::string(e.what()).find("data_batch_1.bin claims 4294967296 bytes"), std::string::npos) << e.what();
+  }
+}
+
+// A ustar header for a regular file `name` that claims `size` bytes, and no
+// data: what a hostile archive of a hundred bytes holds.
+std::string tar_header(const std::string& name, unsigned long long size) {
+  std::string h(512, '\0');
+  auto put = [&](size_t offset, const std::string& value) { h.replace(offset, value.size(), value); };
+  put(0, name);
+  put(100, "0000644");
+  put(108, "0000000");
+  put(116, "0000000");
+  put(124, strprintf("%011llo", size));
+  put(136, "00000000000");
+  h[156] = '0';  // a regular file
+  put(257, std::string("ustar\0" "00", 8));
+  put(148, "        ");  // the checksum counts its own field as spaces
+  unsigned sum = 0;
+  for (unsigned char c : h) sum += c;
+  put(148, strprintf("%06o", sum));
+  h[154] = '\0';
+  return h;
+}
+
+// Sizes in an archive's headers are checked against what the release allows
+// before anything is allocated: a 4 GiB claim used to allocate 4.3 GB.
+TEST(Pack, MemberSizesBeyondTheReleaseAreRefusedBeforeReading) {
+  test::TempDir dir;
+  for (const auto& [name, size, expected] :
+       {std::tuple<std::string, unsigned long long, std::string>{
+            "cifar-10-batches-bin/data_batch_1.bin", 4ull << 30,
+            "data_batch_1.bin claims 4294967296 bytes, more than the 30730000 of a CIFAR-10 batch file"},
+        {"cifar-10-batches-bin/batches.meta.txt", 1ull << 20,
+         "batches.meta.txt claims 1048576 bytes, more than the 65536 a class-name list may have"}}) {
+    const std::string archive = dir.file("hostile.tar");
+    std::ofstream(archive, std::ios::binary) << tar_header(name, size);
+    try {
+      read_cifar10_binary(archive);
+      FAIL() << "accepted " << name;
+    } catch (const DataError& e) {
+      EXPECT_NE(std::string(e.what()).find(expected), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("refused before reading it"), std::string::npos) << e.what();
+    }
   }
 }
 

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Bad configuration values stop the program before training: exit code 2 on
-# every rank, one clear message, and no output file written.
+# every rank, one clear message, and no output file written. That includes
+# numbers outside the limits of their meaning (inf, huge counts, a batch
+# larger than a rank's shard with --drop-last) and a FIFO as --config.
 source "$(dirname "$0")/common.sh"
 
 expect_usage_error() {  # expect_usage_error PATTERN ARGS...
@@ -34,6 +36,15 @@ printf 'epochs = 1\n[train\n' >bad_syntax.ini
 expect_usage_error "bad_syntax.ini" --config bad_syntax.ini
 expect_usage_error "cannot open 'missing.ini'" --config missing.ini
 expect_usage_error "resnet50" --model resnet50
+# Numbers are checked against the limits of their meaning before use.
+expect_usage_error "--lr must be a finite number (got inf)" --lr inf
+expect_usage_error "--weight-decay must be a finite number (got inf)" --weight-decay inf
+expect_usage_error "--threads must be 0 (automatic) or up to" --threads 100000
+expect_usage_error "--prefetch-batches must be between 0 and 64" --prefetch-batches 1000000
+expect_usage_error "each rank has 512 training samples, fewer than one batch of 600 with --drop-last" \
+  --batch-size 600 --drop-last true
+mkfifo fifo.ini
+expect_usage_error "--config: 'fifo.ini' is not a regular file" --config fifo.ini
 "$CIFAR_PACK" --synthetic 3 --test-count 3 --output tiny.h5 >/dev/null
 set +e
 mpi 4 "$CIFAR_MPI" --data tiny.h5 --output out.pth --metrics m.jsonl >out.txt 2>err.txt

@@ -37,5 +37,7 @@ CIFAR_DATA=$here/data/cifar10.h5 CIFAR_EXTRA_ARGS="--epochs 1 --max-steps 2 --ba
   "$PREFIX/share/cifar_mpi/jobs/local_mpirun.sh" -n 2 | tee train3.log
 expect train3.log "launch: mpirun -np 2 .* $PREFIX/bin/cifar_mpi --config $PREFIX/share/cifar_mpi/config/default.ini --data $here/data/cifar10.h5 "
 expect train3.log '^RESULT '
-[[ -s runs/local/model.pth ]] || fail "no runs/local/model.pth in $PWD"
+# Each launch trains in its own run folder, runs/local-<date>-<time>-<pid>, which it prints.
+run_dir=$(sed -n 's/.*run folder \(.*\); to resume it.*/\1/p' train3.log)
+[[ $run_dir == "$PWD"/runs/local-* && -s $run_dir/model.pth ]] || fail "no model.pth in the launch's run folder '$run_dir'"
 echo "PASS: the installed cifar_mpi trained from $here, from $WORK/other (CIFAR_DATA) and through its job script"

@@ -68,6 +68,17 @@ def main():
     if [f for f in os.listdir(work) if f.startswith(".plot_metrics.")]:
         failures.append("temporary file left behind")
 
+    # A diverged epoch: cifar_mpi writes null for values that are not finite.
+    gaps = os.path.join(work, "gaps.jsonl")
+    with open(gaps, "w") as f:
+        f.write('{"epoch": 0, "train_loss": 2.0, "test_loss": 2.1, "test_accuracy": 0.2, "images_per_second": 100}\n')
+        f.write('{"epoch": 1, "train_loss": null, "test_loss": null, "test_accuracy": null, '
+                '"images_per_second": 100}\n')
+    r = subprocess.run([sys.executable, tool, gaps, "--output", os.path.join(work, "gaps.png")],
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        failures.append(f"null values not drawn as gaps: rc={r.returncode} stderr={r.stderr!r}")
+
     bad = os.path.join(work, "bad.jsonl")
     with open(bad, "w") as f:
         f.write('{"epoch": 0, "train_loss": 1.0}\n')

@@ -2,8 +2,12 @@
 # Bad input stops the run before training with one clear message (printed
 # once, by one rank), a non-zero exit code, and no file left behind — no
 # model, no metrics, no temporary file: a missing, unreadable, corrupted,
-# truncated or foreign data file, and output or metrics paths that cannot be
-# written. (Bad options and config files: tests/e2e/bad_config.sh.)
+# truncated or foreign data file, a FIFO or a device instead of a file, an
+# HDF5 file that declares more than it holds, and output or metrics paths
+# that cannot be written or that name an input. Sizes read from files are
+# checked before anything is allocated for them (the ranks' and cifar_pack's
+# peak memory is measured). (Bad options and config files:
+# tests/e2e/bad_config.sh.)
 #
 # The tests run as root, which ignores permission bits; the "unreadable" and
 # "read-only folder" cases therefore run the ranks without the capabilities
@@ -15,11 +19,11 @@ source "$here/../e2e/common.sh"
 as_user=(setpriv --bounding-set -dac_override,-dac_read_search)
 files_now() { find . -path ./logs -prune -o -print | sort; }
 
-# [data=F] [output=F] [metrics=F] expect_failure CODE PATTERN [--as-user]:
+# [data=F] [output=F] [metrics=F] expect_failure CODE PATTERN [--as-user] [-- OPTIONS...]:
 # cifar_mpi on 2 ranks with these paths (default: the good data, and outputs
-# in out/) exits CODE, prints exactly one error line, from one rank,
-# containing PATTERN, and creates no file. --as-user: without root's
-# permission override.
+# in out/) and OPTIONS exits CODE, prints exactly one error line, from one
+# rank, containing PATTERN, and creates no file. --as-user: without root's
+# permission override. The largest rank's peak memory (KiB) is left in logs/rss.txt.
 expect_failure() {
   local code=$1 pattern=$2
   shift 2
@@ -28,12 +32,15 @@ expect_failure() {
     wrap=("${as_user[@]}")
     shift
   fi
+  [[ ${1:-} != -- ]] || shift
   local before
   before=$(files_now)
   set +e
   local args=(--data "${data:-$E2E_DATA}" --output "${output:-out/model.pth}"
-              --metrics "${metrics:-out/metrics.jsonl}" --epochs 1 --eval false)
-  mpi 2 "${wrap[@]}" "$CIFAR_MPI" "${args[@]}" >logs/out.txt 2>logs/err.txt
+              --metrics "${metrics:-out/metrics.jsonl}" --epochs 1 --eval false "$@")
+  /usr/bin/time -q -f %M -o logs/rss.txt "$MPIEXEC" --allow-run-as-root --oversubscribe --bind-to none \
+    --mca btl self,vader,tcp --mca btl_vader_single_copy_mechanism none -np 2 \
+    "${wrap[@]}" "$CIFAR_MPI" "${args[@]}" >logs/out.txt 2>logs/err.txt
   local rc=$?
   set -e
   cat logs/out.txt logs/err.txt >logs/all.txt
@@ -89,4 +96,70 @@ output="$PWD/read_only/model.pth" expect_failure 2 "--output $PWD/read_only/mode
 metrics="$PWD/plain_file/m.jsonl" expect_failure 2 "--metrics $PWD/plain_file/m.jsonl"
 metrics="$PWD/read_only/m.jsonl" expect_failure 2 "--metrics $PWD/read_only/m.jsonl" --as-user
 [[ -z $(ls -A read_only) && -z $(ls -A out) ]] || fail "files were written: $(ls -A read_only out)"
+
+# Inputs that would block the reader (a FIFO) or feed it without end (a
+# device): refused before they are opened.
+mkfifo fifo.h5
+data="$PWD/fifo.h5" expect_failure 1 "fifo.h5': is not a regular file (a FIFO, socket or device)"
+data=/dev/zero expect_failure 1 "'/dev/zero': is not a regular file"
+expect_failure 1 "checkpoint '$PWD/folder.h5' is a folder, not a file" -- --resume "$PWD/folder.h5"
+
+# HDF5 files that declare more than they hold, or hold it without checksums.
+craft() {  # craft OUT KIND: a copy of the good file, changed by h5py
+  cp good.h5 "$1"
+  "$PYTHON" - "$1" "$2" <<'PY'
+import sys, h5py, numpy as np
+path, kind = sys.argv[1], sys.argv[2]
+with h5py.File(path, "r+") as f:
+    g = f["train"]
+    if kind == "declares-more":  # 1.7 million images, one chunk of them written
+        n = 1700000
+        del g["images"], g["labels"]
+        g.create_dataset("images", (n, 3, 32, 32), "u1", chunks=(1024, 3, 32, 32), fletcher32=True)[0:1024] = 1
+        g.create_dataset("labels", (n,), "u1", chunks=(16384,), fletcher32=True)[0:16384] = 1
+        g.attrs["count"] = np.int64(n)
+    elif kind == "no-checksum":
+        labels = g["labels"][...]
+        del g["labels"]
+        g.create_dataset("labels", data=labels, chunks=(len(labels),))
+PY
+}
+craft declares_more.h5 declares-more
+data="$PWD/declares_more.h5" expect_failure 1 \
+  "dataset /train/images: declares 1661 chunk(s) of data but only 1 were ever written"
+rss_kib=$(tail -n 1 logs/rss.txt)
+echo "peak memory of a rank: $((rss_kib / 1024)) MiB for a $(stat -c %s declares_more.h5)-byte file declaring 1.7 million images"
+((rss_kib < 1024 * 1024)) || fail "a rank used $((rss_kib / 1024)) MiB: sizes were allocated before they were checked"
+craft no_checksum.h5 no-checksum
+data="$PWD/no_checksum.h5" expect_failure 1 "dataset /train/labels: has no Fletcher32 checksum filter"
+
+# Outputs that could only fail after training, or that would replace an input.
+cp good.h5 input_copy.h5
+output="$PWD/folder.h5" expect_failure 2 "--output $PWD/folder.h5 is a folder, not a file; name a file to write"
+metrics="$PWD/fifo.h5" expect_failure 2 "--metrics $PWD/fifo.h5 is not a regular file"
+data="$PWD/input_copy.h5" output="$PWD/input_copy.h5" expect_failure 2 \
+  "--output $PWD/input_copy.h5 is the same file as --data $PWD/input_copy.h5: an output never overwrites an input"
+cmp -s good.h5 input_copy.h5 || fail "the input was changed"
+output=out/same.jsonl metrics=out/same.jsonl expect_failure 2 "--output and --metrics name the same file"
+long_name=out/$(printf 'm%.0s' {1..250}).pth  # fine for the file system, too long for its temporary name
+output=$long_name expect_failure 2 "--output $long_name: cannot create out/.$(basename "$long_name").tmp-"
+grep -q "(File name too long); choose another path" logs/all.txt || fail "the reason is not named"
+expect_failure 2 "--checkpoint-dir $PWD/plain_file: cannot write to folder $PWD/plain_file" -- \
+  --checkpoint-dir "$PWD/plain_file"
+
+# cifar_pack: a 120-byte archive whose header claims a 4 GiB member.
+"$PYTHON" - hostile.tar.gz <<'PY'
+import gzip, sys, tarfile
+member = tarfile.TarInfo("cifar-10-batches-bin/data_batch_1.bin")
+member.size = 4 << 30
+open(sys.argv[1], "wb").write(gzip.compress(member.tobuf(tarfile.USTAR_FORMAT)))
+PY
+rc=0
+/usr/bin/time -q -f %M -o logs/rss.txt "$CIFAR_PACK" --input hostile.tar.gz --output logs/x.h5 >logs/pack.txt 2>&1 || rc=$?
+rss_kib=$(tail -n 1 logs/rss.txt)
+[[ $rc == 1 ]] && grep -q "data_batch_1.bin claims 4294967296 bytes, more than the 30730000 of a CIFAR-10 batch file" \
+  logs/pack.txt || { cat logs/pack.txt; fail "cifar_pack on a hostile $(stat -c %s hostile.tar.gz)-byte archive: exit $rc"; }
+((rss_kib < 1024 * 1024)) || fail "cifar_pack used $((rss_kib / 1024)) MiB on a 4 GiB claim"
+[[ ! -e logs/x.h5 ]] || fail "cifar_pack wrote output"
+echo "ok (exit 1, peak $((rss_kib / 1024)) MiB): cifar_pack on a $(stat -c %s hostile.tar.gz)-byte archive -> $(grep error: logs/pack.txt)"
 echo "PASS"

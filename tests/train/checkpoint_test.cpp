@@ -5,6 +5,7 @@
 // mismatched runs get errors that name the file and the fix.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <functional>
 
@@ -87,6 +88,8 @@ TEST(CheckpointFiles, NamesSortNewestFirstAndPruningKeepsTheNewest) {
   EXPECT_TRUE(list_checkpoints(dir.file("missing")).empty());
 }
 
+const std::string kData = "source md5 0123, 300 training samples, statistics 0000000000000001";
+
 TrainConfig sgd_config() {
   TrainConfig c;
   c.model.name = "convnet";
@@ -114,7 +117,7 @@ TEST(CheckpointFile, RoundTripRestoresModelOptimiserScalerAndGenerator) {
   LossScaler scaler(true);
   scaler.restore(1024.0, 17);
   const TrainConfig c = sgd_config();
-  const Checkpoint saved = capture_checkpoint(run_identity(c, 2, 300), {3, 5, 77}, 12.5, 40,
+  const Checkpoint saved = capture_checkpoint(run_identity(c, 2, 300, kData), {3, 5, 77}, 12.5, 40,
                                               TrainState{*a.model, a.optimizer, scaler, torch::kCPU});
   const at::Tensor draw_after_capture = torch::rand({5});
 
@@ -183,7 +186,7 @@ TEST(CheckpointFile, BadFilesAndMismatchedRunsNameTheFileAndTheFix) {
   const TrainConfig c = sgd_config();
   LossScaler no_scaling(false);
   const std::vector<char> bytes = encode_checkpoint(capture_checkpoint(
-      run_identity(c, 2, 300), {1, 0, 10}, 0, 0, TrainState{*a.model, a.optimizer, no_scaling, torch::kCPU}));
+      run_identity(c, 2, 300, kData), {1, 0, 10}, 0, 0, TrainState{*a.model, a.optimizer, no_scaling, torch::kCPU}));
   TempDir dir;
   const std::string truncated = dir.file("ckpt-e0001-s000010.pt");
   write_file_atomically(truncated, std::vector<char>(bytes.begin(), bytes.begin() + bytes.size() / 2));
@@ -198,17 +201,149 @@ TEST(CheckpointFile, BadFilesAndMismatchedRunsNameTheFileAndTheFix) {
   const Checkpoint ck = read_checkpoint(good);
   TrainConfig other = c;
   other.model.name = "resnet18";
-  expect_error([&] { check_resumable(ck, good, run_identity(other, 2, 300)); }, {good, "--model convnet", "resnet18"});
-  expect_error([&] { check_resumable(ck, good, run_identity(c, 4, 300)); },
+  expect_error([&] { check_resumable(ck, good, run_identity(other, 2, 300, kData)); },
+               {good, "--model convnet there, resnet18 here", "pass the checkpoint's values (--model convnet)"});
+  expect_error([&] { check_resumable(ck, good, run_identity(c, 4, 300, kData)); },
                {good, "2 rank(s)", "4 rank(s)", "resume with 2 ranks"});
-  expect_error([&] { check_resumable(ck, good, run_identity(c, 2, 301)); }, {good, "300 samples", "301 samples"});
-  check_resumable(ck, good, run_identity(c, 2, 300));  // the matching run is accepted
+  expect_error([&] { check_resumable(ck, good, run_identity(c, 2, 301, kData)); }, {good, "300 samples", "301 samples"});
+  check_resumable(ck, good, run_identity(c, 2, 300, kData));  // the matching run is accepted
   // A state dict of another model is refused before anything is copied.
   auto resnet = make_model("resnet18");
   torch::optim::SGD opt(resnet->parameters(), torch::optim::SGDOptions(0.1));
   LossScaler scaler(false);
   TrainState resnet_state{*resnet, opt, scaler, torch::kCPU};
   expect_error([&] { restore_checkpoint(ck, good, resnet_state); }, {good, "another model"});
+}
+
+// The checkpoint's configuration is compared with the run's: every option
+// that defines the run must match (data identity, model, optimiser and its
+// hyper-parameters, batch, accumulation, sample order and inputs); the
+// refusal names each differing key with both values. Length and speed
+// options may change.
+TEST(CheckpointFile, AnotherRunIsRefusedNamingEveryDifferingKey) {
+  torch::manual_seed(1);
+  Trained a;
+  const TrainConfig c = sgd_config();
+  LossScaler no_scaling(false);
+  const Checkpoint ck = capture_checkpoint(run_identity(c, 2, 300, kData), {1, 3, 10}, 0, 0,
+                                           TrainState{*a.model, a.optimizer, no_scaling, torch::kCPU});
+  TrainConfig other = c;
+  other.optim.lr = 0.01;
+  other.training.seed = 5;
+  expect_error([&] { check_resumable(ck, "p.pt", run_identity(other, 2, 300, kData)); },
+               {"checkpoint 'p.pt' was written by a different run: --seed 0 there, 5 here; --lr 0.001 there, 0.01 here",
+                "(--seed 0 --lr 0.001)", "--resume none with another (empty) --checkpoint-dir"});
+  const std::vector<std::pair<std::string, std::function<void(TrainConfig&)>>> each = {
+      {"--shuffle true there, false here", [](TrainConfig& t) { t.data.shuffle = false; }},
+      {"--shuffle-seed 0 there, 3 here", [](TrainConfig& t) { t.data.shuffle_seed = 3; }},
+      {"--augment false there, true here", [](TrainConfig& t) { t.data.augment = true; }},
+      {"--normalize recipe there, dataset here", [](TrainConfig& t) { t.data.normalize = NormalizeKind::Dataset; }},
+      {"--drop-last false there, true here", [](TrainConfig& t) { t.data.drop_last = true; }},
+      {"--batch-size 8 there, 16 here", [](TrainConfig& t) { t.training.batch_size = 16; }},
+      {"--accumulate 1 there, 2 here", [](TrainConfig& t) { t.training.accumulate = 2; }},
+      {"--optimizer sgd there, adam here", [](TrainConfig& t) { t.optim.optimizer = "adam"; }},
+      {"--weight-decay 0 there, 0.0005 here", [](TrainConfig& t) { t.optim.weight_decay = 5e-4; }},
+      {"--schedule constant there, cosine here", [](TrainConfig& t) { t.optim.schedule = ScheduleKind::Cosine; }},
+      {"--label-smoothing 0 there, 0.1 here", [](TrainConfig& t) { t.training.label_smoothing = 0.1; }},
+  };
+  for (const auto& [expected, change] : each) {
+    TrainConfig t = c;
+    change(t);
+    expect_error([&] { check_resumable(ck, "p.pt", run_identity(t, 2, 300, kData)); }, {expected});
+  }
+  // The same size with other content: refused by the data identity.
+  const std::string other_data = "source md5 4567, 300 training samples, statistics 0000000000000002";
+  expect_error([&] { check_resumable(ck, "p.pt", run_identity(c, 2, 300, other_data)); },
+               {"training data of " + kData, other_data, "pass the same --data"});
+  // Longer, faster, elsewhere: the same run.
+  TrainConfig longer = c;
+  longer.training.epochs = 30;
+  longer.training.max_steps = 1000;
+  longer.runtime.threads = 1;
+  longer.comm.bucket_mb = 5;
+  longer.output.model = "elsewhere.pth";
+  longer.data.path = "moved.h5";
+  check_resumable(ck, "p.pt", run_identity(longer, 2, 300, kData));
+  EXPECT_EQ(length_change_note(ck, run_identity(longer, 2, 300, kData)), "") << "a constant schedule";
+}
+
+// A key the checkpoint does not record (written before the option existed)
+// counts as the option's default.
+TEST(CheckpointFile, AnUnrecordedKeyCountsAsItsDefault) {
+  torch::manual_seed(1);
+  Trained a;
+  const TrainConfig c = sgd_config();
+  LossScaler no_scaling(false);
+  Checkpoint ck = capture_checkpoint(run_identity(c, 2, 300, kData), {1, 0, 10}, 0, 0,
+                                     TrainState{*a.model, a.optimizer, no_scaling, torch::kCPU});
+  ck.config.erase(std::remove_if(ck.config.begin(), ck.config.end(),
+                                 [](const std::string& l) { return l.find(" label-smoothing ") != std::string::npos; }),
+                  ck.config.end());
+  ck.data_identity.clear();  // older files have none: the training-set size still counts
+  check_resumable(ck, "p.pt", run_identity(c, 2, 300, kData));
+  TrainConfig smoothed = c;
+  smoothed.training.label_smoothing = 0.1;
+  expect_error([&] { check_resumable(ck, "p.pt", run_identity(smoothed, 2, 300, kData)); },
+               {"--label-smoothing 0 there, 0.1 here"});
+  expect_error([&] { check_resumable(ck, "p.pt", run_identity(c, 2, 301, kData)); }, {"300 samples", "301 samples"});
+}
+
+TEST(CheckpointFile, ALongerRunUnderALengthDependentScheduleIsNoted) {
+  torch::manual_seed(1);
+  Trained a;
+  TrainConfig c = sgd_config();
+  c.optim.schedule = ScheduleKind::Cosine;
+  c.training.epochs = 2;
+  LossScaler no_scaling(false);
+  const Checkpoint ck = capture_checkpoint(run_identity(c, 2, 300, kData), {2, 0, 20}, 0, 0,
+                                           TrainState{*a.model, a.optimizer, no_scaling, torch::kCPU});
+  TrainConfig longer = c;
+  longer.training.epochs = 4;
+  check_resumable(ck, "p.pt", run_identity(longer, 2, 300, kData));
+  EXPECT_EQ(length_change_note(ck, run_identity(longer, 2, 300, kData)),
+            "the run's length changes from --epochs 2 --max-steps 0 to --epochs 4 --max-steps 0 and the cosine "
+            "schedule depends on it: from the resumed step on, the learning rate follows the new length, so the "
+            "result differs from both uninterrupted runs");
+}
+
+// A checkpoint's position is a number read from a file: checked against the
+// run's plan before it is used (300 samples, 2 ranks, batch 8, accumulate 2:
+// 19 batches and 10 steps per epoch).
+TEST(CheckpointFile, APositionThatNoRunOfThisShapeReachesIsNamed) {
+  TrainingConfig t;
+  t.epochs = 3;
+  t.batch_size = 8;
+  t.accumulate = 2;
+  const RunPlan plan = make_run_plan(300, 2, t, false, 0);
+  ASSERT_EQ(plan.batches_per_epoch, 19);
+  ASSERT_EQ(plan.steps_per_epoch, 10);
+  EXPECT_EQ(position_problem({0, 0, 0}, plan), "");
+  EXPECT_EQ(position_problem({1, 4, 12}, plan), "");
+  EXPECT_EQ(position_problem({3, 0, 30}, plan), "") << "the end of the run";
+  EXPECT_EQ(position_problem({1, 19, 20}, plan),
+            "holds the position epoch 1, batch 19, step 20, outside a run of 19 batches per epoch");
+  EXPECT_EQ(position_problem({-1, 0, 0}, plan),
+            "holds the position epoch -1, batch 0, step 0, outside a run of 19 batches per epoch");
+  EXPECT_EQ(position_problem({1, 3, 11}, plan), "holds batch 3, not the end of an optimiser step of 2 batches");
+  EXPECT_EQ(position_problem({1, 4, 99}, plan), "holds step 99, but epoch 1, batch 4 is step 12 of this run");
+}
+
+TEST(CheckpointFile, DataIdentityAndSkippedStepsRoundTrip) {
+  torch::manual_seed(1);
+  Trained a;
+  LossScaler no_scaling(false);
+  const long skipped = 4;
+  const Checkpoint saved =
+      capture_checkpoint(run_identity(sgd_config(), 1, 300, kData), {0, 2, 2}, 0, 0,
+                         TrainState{*a.model, a.optimizer, no_scaling, torch::kCPU, nullptr, &skipped});
+  TempDir dir;
+  const std::string path = dir.file("c.pt");
+  write_file_atomically(path, encode_checkpoint(saved));
+  const Checkpoint read = read_checkpoint(path);
+  EXPECT_EQ(read.data_identity, kData);
+  EXPECT_EQ(read.skipped_steps, 4);
+  // A folder given as a checkpoint is refused before anything opens it.
+  expect_error([&] { read_checkpoint(dir.file("")); }, {"is a folder, not a file", "--resume takes a checkpoint file"});
 }
 
 }  // namespace

@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <limits>
+
 #include "comm/mpi_communicator.hpp"
 #include "support/mpi_test_env.hpp"
 #include "train/gradient_reducer.hpp"
@@ -182,6 +184,27 @@ TEST(Reducer, BuffersComeFromRankZero) {
   reducer.broadcast_buffers();
   EXPECT_TRUE(torch::equal(net->bn->running_mean, mean));
   EXPECT_EQ(net->bn->num_batches_tracked.item<int64_t>(), 1);
+}
+
+// The divergence guard's verdict: a NaN loss on the last rank only makes that
+// rank's gradients NaN, and after the average (small buckets: several of
+// them) every rank's are, so every rank reaches the same verdict without
+// communicating.
+TEST(Reducer, ANonFiniteGradientOnOneRankIsSeenByEveryRank) {
+  torch::manual_seed(11);
+  Net net;
+  GradientReducer reducer(net->parameters(), {}, comm(), BucketOptions{1024, 1024});
+  ASSERT_GT(reducer.num_buckets(), 1u);
+  const Data d = make_data(8);
+  for (const bool poison : {false, true}) {
+    for (auto& p : net->parameters()) p.mutable_grad() = torch::Tensor();
+    reducer.prepare_for_backward(true, 0);
+    torch::Tensor loss = torch::nn::functional::cross_entropy(net->forward(d.x), d.y);
+    if (poison && comm().rank() == comm().size() - 1) loss = loss * std::numeric_limits<float>::quiet_NaN();
+    loss.backward();
+    reducer.finish();
+    EXPECT_EQ(reducer.gradients_finite().item<bool>(), !poison) << "rank " << comm().rank();
+  }
 }
 
 TEST(Reducer, DifferentModelOnOneRankIsRefused) {

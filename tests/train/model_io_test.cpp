@@ -7,6 +7,7 @@
 
 #include <fstream>
 
+#include "support/temp_folder.hpp"
 #include "train/model_io.hpp"
 #include "util/error.hpp"
 #include "util/paths.hpp"
@@ -14,13 +15,10 @@
 namespace cifar {
 namespace {
 
-class ModelIo : public ::testing::Test {
+class ModelIo : public test::TempFolderTest {
  protected:
-  void SetUp() override { dir_ = paths::make_temp_directory("cifar_model_io_"); }
-  void TearDown() override { paths::remove_all(dir_); }
-  std::string path(const std::string& file) const { return paths::join(dir_, file); }
-
-  std::string dir_;
+  ModelIo() : TempFolderTest("cifar_model_io_") {}
+  std::string path(const std::string& file) const { return at(file); }
 };
 
 std::shared_ptr<Model> seeded(const std::string& name, uint64_t seed) {
@@ -109,7 +107,7 @@ TEST_F(ModelIo, ReplacesAnExistingFileAndLeavesNoTemporaries) {
   const auto loaded = seeded("convnet", 0);
   load_state_dict(*loaded, path("m.pth"));
   expect_same_state(*second, *loaded);
-  EXPECT_EQ(paths::list(dir_), std::vector<std::string>{"m.pth"});
+  EXPECT_EQ(paths::list(root_), std::vector<std::string>{"m.pth"});
 }
 
 TEST_F(ModelIo, MissingFolderNamesThePath) {

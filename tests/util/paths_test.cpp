@@ -3,6 +3,7 @@
 #include "util/paths.hpp"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -92,6 +93,25 @@ TEST_F(PathsOnDisk, FailuresNameThePathAndTheReason) {
     EXPECT_NE(std::string(e.what()).find(at("missing")), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("No such file or directory"), std::string::npos) << e.what();
   }
+}
+
+// Inputs are classified by stat() before anything opens them: a FIFO would
+// block its reader, a device would feed it without end.
+TEST_F(PathsOnDisk, CheckRegularFileClassifiesWithoutOpening) {
+  touch(at("small"));
+  ASSERT_EQ(paths::create_directories(at("folder")), "");
+  ASSERT_EQ(mkfifo(at("fifo").c_str(), 0600), 0);
+  EXPECT_EQ(paths::check_regular_file(at("small")).problem, paths::FileProblem::None);
+  EXPECT_EQ(paths::check_regular_file(at("small")).size, 1);
+  EXPECT_TRUE(static_cast<bool>(paths::check_regular_file(at("small"), 1)));
+  const auto too_large = paths::check_regular_file(at("small"), 0);
+  EXPECT_EQ(too_large.problem, paths::FileProblem::TooLarge);
+  EXPECT_EQ(too_large.reason, "has 1 bytes, more than the 0 such a file can have");
+  EXPECT_EQ(paths::check_regular_file(at("missing")).reason, "no such file");
+  EXPECT_EQ(paths::check_regular_file(at("small/x")).problem, paths::FileProblem::Missing);
+  EXPECT_EQ(paths::check_regular_file(at("folder")).reason, "is a folder, not a file");
+  EXPECT_EQ(paths::check_regular_file(at("fifo")).problem, paths::FileProblem::NotRegular);
+  EXPECT_EQ(paths::check_regular_file("/dev/zero").reason, "is not a regular file (a FIFO, socket or device)");
 }
 
 TEST_F(PathsOnDisk, RemoveAllDeletesATreeButNotWhatItsLinksPointTo) {

@@ -15,6 +15,7 @@
 #include "data/synthetic.hpp"
 #include "util/error.hpp"
 #include "util/log.hpp"
+#include "util/memory.hpp"
 
 namespace po = boost::program_options;
 using namespace cifar;
@@ -35,6 +36,18 @@ void print_summary(const PackSummary& s, const std::string& output, double secon
   };
   split_line("train", s.train_count, s.train_classes, s.train_stats);
   split_line("test", s.test_count, s.test_classes, s.test_stats);
+}
+
+// Counts from the command line, checked before anything is allocated for
+// them: both splits need samples, and all of them must fit in memory.
+void check_synthetic_counts(int64_t train, int64_t test) {
+  CIFAR_CHECK(train >= 1 && test >= 1, ConfigError,
+              strprintf("cifar_pack: --synthetic and --test-count must be at least 1 (got %lld and %lld)",
+                        static_cast<long long>(train), static_cast<long long>(test)));
+  const int64_t limit = physical_memory_bytes() / schema::kRecordBytes;
+  CIFAR_CHECK(train <= limit && test <= limit - train, ConfigError,
+              strprintf("cifar_pack: %lld + %lld synthetic samples do not fit in this machine's memory (at most %lld)",
+                        static_cast<long long>(train), static_cast<long long>(test), static_cast<long long>(limit)));
 }
 
 int run(int argc, char** argv) {
@@ -67,6 +80,7 @@ int run(int argc, char** argv) {
   auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
   const int modes = !input.empty() + vm.count("synthetic") + !synthetic_binary.empty();
   CIFAR_CHECK(modes == 1, ConfigError, "cifar_pack: give exactly one of --input, --synthetic, --synthetic-binary");
+  if (vm.count("synthetic")) check_synthetic_counts(synthetic, test_count);
   if (!synthetic_binary.empty()) {
     write_cifar10_binary(make_synthetic_cifar(5 * schema::kRecordsPerBatch, schema::kRecordsPerBatch, seed),
                          synthetic_binary);

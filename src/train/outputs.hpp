@@ -1,0 +1,34 @@
+// The run's outputs, settled at start-up by rank 0 before any data is read:
+//  * every output path that could fail after hours of training fails now
+//    (a folder that cannot be made or written, an output that is a folder,
+//    a FIFO or a device, a name the file system refuses: the temporary file
+//    each output is written through is created and deleted);
+//  * an output never replaces an input (--output or --metrics naming the
+//    --data, --config or --resume file), and two outputs are never one file;
+//  * each output (model file, metrics file, checkpoint folder) is locked
+//    against a second job for as long as this object lives; the refusal names
+//    the holder, and a crashed job's lock is gone with its process;
+//  * once locked, temporary files that a killed job left beside them
+//    (.NAME.tmp-PID) are deleted: no other process can be writing them.
+#pragma once
+
+#include <vector>
+
+#include "config/train_config.hpp"
+#include "util/file_lock.hpp"
+
+namespace cifar {
+
+class RunOutputs {
+ public:
+  // Throws ConfigError (exit code 2) naming the option, the path and the fix.
+  explicit RunOutputs(const TrainConfig& config);
+
+ private:
+  std::vector<FileLock> locks_;
+};
+
+// The checkpoint folder's lock file.
+std::string checkpoint_lock_path(const std::string& checkpoint_dir);
+
+}  // namespace cifar

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# jobs/local_mpirun.sh: every launch gets its own run folder by default, and
+# SIGTERM to the launcher stops the run with a checkpoint and exit code 3.
+# (Open MPI's mpirun, sent SIGTERM itself, returns 1 even after the ranks
+# checkpointed and exited 3; the script passes SIGTERM on as SIGUSR1, which
+# mpirun forwards and whose exit code it passes on.) Resuming with the
+# printed CIFAR_RUN_DIR continues the run.
+here=$(cd "$(dirname "$0")" && pwd)
+source "$here/../e2e/common.sh"
+
+export CIFAR_BUILD=$(dirname "$CIFAR_MPI") CIFAR_CONFIG= CIFAR_DATA=$E2E_DATA
+export CIFAR_MPIRUN_ARGS="--oversubscribe --mca btl self,vader,tcp --mca btl_vader_single_copy_mechanism none"
+unset CIFAR_RUN_DIR
+launcher=
+trap '[[ -z $launcher ]] || kill -9 $launcher 2>/dev/null || true' EXIT
+
+CIFAR_EXTRA_ARGS="--batch-size 8 --epochs 100000 --eval false --log-every 1" \
+  bash "$SOURCE_DIR/jobs/local_mpirun.sh" -n 2 -c 1 >first.log 2>&1 &
+launcher=$!
+for _ in $(seq 1200); do
+  (($(grep -c 'Batch: ' first.log || true) >= 3)) && break
+  kill -0 $launcher 2>/dev/null || { cat first.log; fail "the run ended before it trained"; }
+  sleep 0.1
+done
+kill -s TERM $launcher
+rc=0
+wait $launcher || rc=$?
+launcher=
+[[ $rc == 3 ]] || { cat first.log; fail "SIGTERM to jobs/local_mpirun.sh: exit code $rc, expected 3"; }
+grep -q 'SIGTERM: asking the ranks to checkpoint and stop' first.log || { cat first.log; fail "no SIGTERM note"; }
+grep -m1 'preempted by SIGUSR1: stopping at step' first.log || { cat first.log; fail "the ranks did not checkpoint"; }
+run_dir=$(sed -n 's/.*run folder \(.*\); to resume it.*/\1/p' first.log)
+[[ $run_dir == "$PWD"/runs/local-* && -n $(ls "$run_dir"/checkpoints/ckpt-*.pt) ]] ||
+  fail "expected a checkpoint in a per-launch run folder, got '$run_dir'"
+echo "SIGTERM -> exit 3 with $(ls "$run_dir"/checkpoints) in $run_dir"
+
+# Another launch: another folder; the first launch's folder resumes when named.
+CIFAR_EXTRA_ARGS="--batch-size 8 --epochs 1 --max-steps 2 --eval false" \
+  bash "$SOURCE_DIR/jobs/local_mpirun.sh" -n 2 -c 1 >second.log 2>&1 || { cat second.log; fail "second launch failed"; }
+second_dir=$(sed -n 's/.*run folder \(.*\); to resume it.*/\1/p' second.log)
+[[ -n $second_dir && $second_dir != "$run_dir" && -f $second_dir/model.pth ]] ||
+  fail "the second launch did not get its own run folder: '$second_dir' vs '$run_dir'"
+step=$(ls "$run_dir"/checkpoints | sed -n 's/.*-s0*\([0-9][0-9]*\)\.pt/\1/p' | sort -n | tail -1)
+CIFAR_RUN_DIR=$run_dir CIFAR_EXTRA_ARGS="--batch-size 8 --epochs 100000 --max-steps $((step + 2)) --eval false" \
+  bash "$SOURCE_DIR/jobs/local_mpirun.sh" -n 2 -c 1 >resumed.log 2>&1 || { cat resumed.log; fail "resume failed"; }
+grep -q "resumed from checkpoint $run_dir/checkpoints/" resumed.log || { cat resumed.log; fail "did not resume"; }
+[[ -f $run_dir/model.pth ]] || fail "the resumed run wrote no model"
+echo PASS
