@@ -156,6 +156,10 @@ void visit_optim_options(OptimConfig& o, Visitor&& v) {
   v(s, "lookahead-every", o.lookahead_every,
     "every N optimiser steps, pull the weights towards their running average, more strongly as the run ends, "
     "and end on the average (0: off)");
+  v(s, "fused-optimizer", o.fused,
+    "Adam/SGD with the learning rate and step count in device tensors, stepped by ATen's fused multi-tensor "
+    "kernels (LibTorch >= 2.4; plain tensor math before): the optimiser a CUDA graph can capture. Equal to the "
+    "default one to rounding, same checkpoints; --cuda-graphs true implies it");
 }
 
 template <typename Visitor>

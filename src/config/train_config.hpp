@@ -65,6 +65,7 @@ struct OptimConfig {
   ScheduleKind schedule = ScheduleKind::Constant;
   double warmup_epochs = 0.0;
   int lookahead_every = 0;  // pull the weights towards their running average every N steps (0: off)
+  bool fused = false;  // --fused-optimizer: the graph-safe Adam/SGD (train/fused_optimizer.hpp)
 };
 
 struct CommConfig {
