@@ -185,6 +185,10 @@ void visit_runtime_options(RuntimeConfig& r, Visitor&& v) {
   v(s, "deterministic", r.deterministic,
     "GPUs: deterministic cuDNN algorithms, no autotuning (repeatable runs and exact resumes; slower)");
   v(s, "profile", r.profile, "print per-epoch shares of data, forward, backward, communication and optimiser time");
+  v(s, "cuda-graphs", r.cuda_graphs,
+    "GPUs, NCCL: after warm-up, capture forward, loss, backward, the gradient all-reduce and the optimiser step as "
+    "one CUDA graph and replay it for every full batch (docs/gpu.md). Off by default until a GPU run has measured "
+    "it against eager steps (tools/gpu_check.sh)");
 }
 
 template <typename Visitor>

@@ -83,6 +83,7 @@ struct RuntimeConfig {
   bool retain_memory = true;
   bool deterministic = false;  // GPUs: deterministic cuDNN, no autotuning
   bool profile = false;
+  bool cuda_graphs = false;  // --cuda-graphs: replay each full step as one CUDA graph (train/cuda_graph_step.hpp)
 };
 
 // --resume none | auto | PATH

@@ -34,6 +34,8 @@ printf 'epochs = 1\n[train\n' >bad_syntax.ini
 expect_usage_error "bad_syntax.ini" --config bad_syntax.ini
 expect_usage_error "cannot open 'missing.ini'" --config missing.ini
 expect_usage_error "resnet50" --model resnet50
+# --cuda-graphs on CPUs (every rank agrees, one message).
+expect_usage_error "--cuda-graphs true needs a GPU" --device cpu --cuda-graphs true
 "$CIFAR_PACK" --synthetic 3 --test-count 3 --output tiny.h5 >/dev/null
 set +e
 mpi 4 "$CIFAR_MPI" --data tiny.h5 --output out.pth --metrics m.jsonl >out.txt 2>err.txt

@@ -5,7 +5,11 @@
 //    the Trainer's, part by part: the GPU-resident loader with augmentation,
 //    zero_grad and the scheduled learning rate, autocast forward, loss,
 //    backward with the bucketed NCCL all-reduce, the wait, the optimiser
-//    step, the device-side loss sums and a progress report that is not due.
+//    step, the device-side loss sums and a progress report that is not due;
+//  - --cuda-graphs: a graphed run (warm-up, capture, replays, an eager
+//    partial batch in between) equals an eager run with the same graph-safe
+//    optimiser under deterministic cuDNN, the schedule's learning rate
+//    reaches the replays, and replays are free of host synchronisation too.
 // Skipped (visibly) without a GPU and a CUDA LibTorch; NCCL: one rank.
 #include <gtest/gtest.h>
 #include <torch/torch.h>
@@ -13,12 +17,14 @@
 #include <cmath>
 #include <optional>
 
+#include "comm/mpi_communicator.hpp"
 #include "comm/nccl_communicator.hpp"
 #include "data/batch_loader.hpp"
 #include "gpu/cuda_runtime.hpp"
 #include "gpu/torch_stream.hpp"
 #include "model/model.hpp"
 #include "support/mpi_test_env.hpp"
+#include "train/cuda_graph_step.hpp"
 #include "train/gradient_reducer.hpp"
 #include "train/optimizer.hpp"
 #include "train/precision.hpp"
@@ -153,6 +159,50 @@ TEST(SteadyStateStep, NoHostSyncFusedAdamBf16) {
 TEST(SteadyStateStep, NoHostSyncFusedSgdFp32) {
   REQUIRE_ONE_GPU_RANK();
   EXPECT_NO_THROW(steady_state_has_no_sync("sgd", true, Precision::Fp32));
+}
+
+// The same batches through an eager rig and a graphed one: batch sizes
+// 32 x 6 (3 warm-up, capture, 2 replays), 20 (partial: eager), 32 x 2 (replays).
+TEST(CudaGraphStep, GraphedRunEqualsEagerRun) {
+  REQUIRE_ONE_GPU_RANK();
+  at::globalContext().setBenchmarkCuDNN(false);
+  at::globalContext().setDeterministicCuDNN(true);
+  MpiCommunicator control(test::env().comm());
+  Rig eager("adam", true, Precision::Fp32), graphed("adam", true, Precision::Fp32);
+  GraphedStep graph(gpu(), control, nccl());
+  const Split split = resident_split(32 * 8 + 20);
+  std::vector<int64_t> order;
+  for (int64_t i = 0; i < split.images.size(0); ++i) order.push_back(i);
+  torch::manual_seed(21);
+  const std::vector<int64_t> sizes = {32, 32, 32, 32, 32, 32, 20, 32, 32};
+  int64_t begin = 0;
+  for (size_t step = 0; step < sizes.size(); ++step) {
+    Batch b;
+    const auto idx = torch::arange(begin, begin + sizes[step], torch::TensorOptions().dtype(torch::kLong).device(gpu()));
+    b.images = normalize_batch(split.images.index_select(0, idx), Normalization::recipe(), torch::MemoryFormat::ChannelsLast);
+    b.labels = split.labels.narrow(0, begin, sizes[step]).to(gpu());
+    begin += sizes[step];
+    // Step 7's rate is 0: the replay must leave the weights alone.
+    const double lr = step == 7 ? 0.0 : lr_at(static_cast<int>(step));
+    eager.start_step(lr);
+    const torch::Tensor expected = eager.device_work(b);
+    graphed.start_step(lr);
+    const auto before = graphed.params[0].detach().clone();
+    torch::Tensor loss;
+    {
+      std::optional<SyncErrors> no_sync;
+      if (graph.captured()) no_sync.emplace();
+      loss = graph.fits(b, 32) ? graph.run(b, [&](const Batch& s) { return graphed.device_work(s); })
+                               : graphed.device_work(b);
+    }
+    EXPECT_EQ(graph.captured(), step >= 3) << step;
+    EXPECT_EQ(loss.item<float>(), expected.item<float>()) << "step " << step;
+    if (step == 7) EXPECT_TRUE(torch::equal(before, graphed.params[0])) << "lr 0 replay changed the weights";
+  }
+  for (size_t i = 0; i < eager.params.size(); ++i) {
+    const double diff = (eager.params[i] - graphed.params[i]).abs().max().item<double>();
+    EXPECT_EQ(diff, 0.0) << "parameter " << i;
+  }
 }
 
 }  // namespace
