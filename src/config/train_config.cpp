@@ -178,6 +178,10 @@ void visit_optim_options(OptimConfig& o, Visitor&& v) {
   v(s, "lookahead-every", o.lookahead_every, kRun,
     "every N optimiser steps, pull the weights towards their running average, more strongly as the run ends, "
     "and end on the average (0: off)");
+  v(s, "fused-optimizer", o.fused, kFree,
+    "Adam/SGD with the learning rate and step count in device tensors, stepped by ATen's fused multi-tensor "
+    "kernels (LibTorch >= 2.4; plain tensor math before): the optimiser a CUDA graph can capture. Equal to the "
+    "default one to rounding, same checkpoints; --cuda-graphs true implies it");
 }
 
 template <typename Visitor>
@@ -208,6 +212,10 @@ void visit_runtime_options(RuntimeConfig& r, Visitor&& v) {
     "GPUs: deterministic cuDNN algorithms, no autotuning (repeatable runs and exact resumes; slower)");
   v(s, "profile", r.profile, kFree,
     "print per-epoch shares of data, forward, backward, communication and optimiser time");
+  v(s, "cuda-graphs", r.cuda_graphs, kFree,
+    "GPUs, NCCL: after warm-up, capture forward, loss, backward, the gradient all-reduce and the optimiser step as "
+    "one CUDA graph and replay it for every full batch (docs/gpu.md). Off by default until a GPU run has measured "
+    "it against eager steps (tools/gpu_check.sh)");
 }
 
 template <typename Visitor>

@@ -53,6 +53,8 @@ expect_usage_error "each rank has 512 training samples, fewer than one batch of 
   --batch-size 600 --drop-last true
 mkfifo fifo.ini
 expect_usage_error "--config: 'fifo.ini' is not a regular file" --config fifo.ini
+# --cuda-graphs on CPUs (every rank agrees, one message).
+expect_usage_error "--cuda-graphs true needs a GPU" --device cpu --cuda-graphs true
 "$CIFAR_PACK" --synthetic 3 --test-count 3 --output tiny.h5 >/dev/null
 set +e
 mpi 4 "$CIFAR_MPI" --data tiny.h5 --output out.pth --metrics m.jsonl >out.txt 2>err.txt
