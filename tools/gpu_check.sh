@@ -30,7 +30,7 @@ readonly repo=$PWD
 : "${GPU_JOBS:=$(nproc)}"
 # What the build step compiles: the programs and the GPU tests first (the
 # device time is short); test_cpu builds the rest when it runs.
-: "${GPU_BUILD_TARGETS:=cifar_mpi cifar_pack compare_models gpu_test}"
+: "${GPU_BUILD_TARGETS:=cifar_mpi cifar_pack compare_models gpu_test gpu_step_test}"
 : "${GPU_PYTHON:=}"                        # empty: /opt/torch/.venv/bin/python3, else python3
 : "${GPU_CUDA_HOME:=${CUDA_HOME:-/usr/local/cuda}}"
 : "${GPU_SEED_DDP:=.gpu/seed_ddp.py}"      # the Python reference recipe (convnet peer)
@@ -44,9 +44,9 @@ readonly repo=$PWD
 : "${GPU_PACK_ARGS:=--synthetic $GPU_IMAGES}"
 # Arguments every cifar_mpi run shares; the training runs add theirs.
 : "${GPU_TRAIN_ARGS:=--batch-size $GPU_BATCH --log-every 10}"
-: "${GPU_STEP_TIMEOUTS:=deps=90 env=45 build=330 test_gpu=90 check_env=45 pack=45 train_nccl=60 train_mpi2=60 bench_convnet_cpp=60 bench_convnet_py=90 bench_resnet18_cpp=60 bench_resnet18_py=60 bench_convnet_bf16=45 bench_resnet18_bf16=45 bench_resnet18_nocl=45 bench_convnet_host=45 test_cpu=150 train_resume=120 bench_resnet18_host=45 bench_resnet18_py_bf16=60}"
-readonly kAllSteps=(deps env build test_gpu check_env pack train_nccl train_mpi2 train_resume test_cpu
-                    bench_convnet_cpp bench_convnet_host bench_convnet_py
+: "${GPU_STEP_TIMEOUTS:=deps=90 env=45 build=330 test_gpu=90 check_env=45 pack=45 train_nccl=60 train_mpi2=60 bench_convnet_cpp=60 bench_convnet_py=90 bench_resnet18_cpp=60 bench_resnet18_py=60 bench_convnet_bf16=45 bench_resnet18_bf16=45 bench_resnet18_nocl=45 bench_convnet_host=45 test_cpu=150 train_resume=120 bench_resnet18_host=45 bench_resnet18_py_bf16=60 train_graphs=90 bench_convnet_graphs=45 bench_resnet18_graphs=45}"
+readonly kAllSteps=(deps env build test_gpu check_env pack train_nccl train_mpi2 train_resume train_graphs test_cpu
+                    bench_convnet_cpp bench_convnet_graphs bench_resnet18_graphs bench_convnet_host bench_convnet_py
                     bench_resnet18_cpp bench_resnet18_host bench_resnet18_py
                     bench_resnet18_bf16 bench_resnet18_py_bf16 bench_convnet_bf16 bench_resnet18_nocl)
 
@@ -263,6 +263,21 @@ step_train_resume() {
   figure "resumed at step 50 of 158; largest relative difference straight/straight $repeat, straight/resumed $resumed"
 }
 
+# --cuda-graphs against eager steps with the same graph-safe optimiser, both
+# with deterministic cuDNN: 2 epochs each (the last batch of an epoch is
+# partial and runs eagerly between replays). The figure: the largest relative
+# difference of the two models (0 when capture changes nothing) and both
+# runs' images/s (deterministic kernels: see bench_*_graphs for the speed).
+step_train_graphs() {
+  local args=(--eval false --seed 3 --shuffle true --augment true --deterministic true --fused-optimizer true)
+  train 1 nccl convnet 2 graphs_eager "${args[@]}" --cuda-graphs false
+  train 1 nccl convnet 2 graphs_on "${args[@]}" --cuda-graphs true
+  local diff
+  diff=$(largest_difference graphs_eager graphs_on)
+  figure "largest relative difference eager/graphed $diff; eager $(images_per_second graphs_eager) img/s, graphed $(images_per_second graphs_on) img/s"
+  [[ $diff == 0 || $diff == 0.0 ]] || { echo "graphed and eager runs differ: $diff"; return 1; }
+}
+
 # largest_difference A B: compare_models' largest relative difference of two runs' models.
 largest_difference() {
   "$(tool_bin compare_models)" --a "$GPU_WORK/$1.pth" --b "$GPU_WORK/$2.pth" --rtol 1e9 2>&1 | tee /dev/stderr |
@@ -285,6 +300,8 @@ step_bench_resnet18_bf16() { bench_cpp resnet18 bf16 --precision bf16; }
 step_bench_resnet18_nocl() { bench_cpp resnet18 nocl --channels-last false; }
 step_bench_convnet_host() { bench_cpp convnet host --data-on-device false; }
 step_bench_resnet18_host() { bench_cpp resnet18 host --data-on-device false; }
+step_bench_convnet_graphs() { bench_cpp convnet graphs --cuda-graphs true; }
+step_bench_resnet18_graphs() { bench_cpp resnet18 graphs --cuda-graphs true; }
 
 # binary_data: the Python peers' CIFAR-10 binary folder (synthetic when not carried).
 binary_data() {
@@ -364,7 +381,7 @@ write_summary() {
     echo
     echo "| variant | img/s |"
     echo "|---|---|"
-    for m in convnet_host resnet18_host convnet_bf16 resnet18_bf16 resnet18_py_bf16 resnet18_nocl; do
+    for m in convnet_graphs resnet18_graphs convnet_host resnet18_host convnet_bf16 resnet18_bf16 resnet18_py_bf16 resnet18_nocl; do
       echo "| $m | $(cat "$figures/bench_$m" 2>/dev/null || echo n/a) |"
     done
     echo

@@ -15,7 +15,9 @@ cd "$(dirname "$0")/.."
 np=${NP:-2}
 h5=data/cifar10.h5
 
-bash tools/setup.sh
+# Only what this job needs: the packages to build and run the program (no
+# test, Slurm or Python packages, no PyPI torch), and only its two programs.
+bash tools/setup.sh --main-job
 cmake --preset cpu >/dev/null
 cmake --build --preset cpu -j "$(nproc)" --target cifar_mpi cifar_pack
 

@@ -13,19 +13,51 @@
 # CIFAR_PRESETS=cpu runs the first alone and downloads no torch. Extra
 # arguments go to ctest and replace the cuda run's label selection
 # (e.g. tools/test.sh -L unit, or -R sampler).
+# --- cpu-debug (issue 16; docs/fuzzing.md) -----------------------------------
+#   cpu-debug  clang 14 with ASan + UBSan, every finding fatal; on request
+#              (CIFAR_PRESETS="cpu cpu-debug cuda"), not by default: its
+#              build alone takes over 20 minutes on 2 cores (docs/ci.md). Its build preset builds only the unit and MPI
+#              test programs and the fuzz harnesses (target test_programs);
+#              its test preset selects the unit, mpi and fuzz labels (each
+#              harness replays its committed inputs, then fuzzes for
+#              CIFAR_FUZZ_SECONDS). Extra arguments narrow that selection.
+# --- end cpu-debug ------------------------------------------------------------
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 read -r -a presets <<<"${CIFAR_PRESETS:-${CIFAR_PRESET:-cpu cuda}}"
 setup_torch=0
-for p in "${presets[@]}"; do [[ $p == cuda ]] && setup_torch=1; done
-CIFAR_SETUP_TORCH=$setup_torch bash tools/setup.sh
+setup_sanitizers=0
+for p in "${presets[@]}"; do
+  [[ $p == cuda ]] && setup_torch=1
+  [[ $p == cpu-debug ]] && setup_sanitizers=1
+done
+CIFAR_SETUP_TORCH=0 CIFAR_SETUP_SANITIZERS=$setup_sanitizers bash tools/setup.sh
+# PyPI's torch (2.6 GB of wheels to download and 4.6 GB to unpack on a new
+# machine, 80-190 s) installs in the background while the cpu preset builds
+# and tests, which do not use it; everything that does waits for it first.
+torch_pid=
+torch_log=build/setup_torch.log
+if ((setup_torch)); then
+  mkdir -p build
+  bash tools/setup_torch.sh >"$torch_log" 2>&1 &
+  torch_pid=$!
+fi
+wait_for_torch() {
+  [[ -n $torch_pid ]] || return 0
+  local rc=0
+  wait "$torch_pid" || rc=$?
+  torch_pid=
+  sed 's/^/setup_torch: /' "$torch_log"
+  ((rc == 0)) || { echo "== test.sh: tools/setup_torch.sh failed ($rc)" >&2; exit "$rc"; }
+}
 
 jobs=$(nproc)
 readonly kCpuLabels='unit|mpi|e2e|checkpoint|robustness'
 failed=()
 for preset in "${presets[@]}"; do
   echo "== test.sh: preset $preset"
+  [[ $preset == cpu ]] || wait_for_torch
   t0=$SECONDS
   cmake --preset "$preset"
   cmake --build --preset "$preset" -j "$jobs"
@@ -44,6 +76,7 @@ for preset in "${presets[@]}"; do
   # of the wheel: the cpu build's Python tests once more with the venv's python.
   venv_py=$PWD/.venv-torch/bin/python
   if [[ $preset == cpu && $setup_torch == 1 && $# -eq 0 ]]; then
+    wait_for_torch
     cmake --preset cpu "-DCIFAR_TEST_PYTHON=$venv_py" >/dev/null
     ctest --preset cpu -j 1 --timeout 600 -L python || failed+=("cpu (Python tests with $venv_py)")
     cmake --preset cpu -UCIFAR_TEST_PYTHON >/dev/null

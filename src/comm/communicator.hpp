@@ -47,6 +47,11 @@ class Communicator {
   // Returns a tensor of shape [size(), tensor.sizes()...], rank i's input at index i.
   virtual torch::Tensor all_gather(const torch::Tensor& tensor) = 0;
   virtual void barrier() = 0;
+  // Puts the compute stream's work so far under the timeout, as if it were a
+  // collective named `what`: a replayed CUDA graph's collectives were
+  // captured, not launched, so only this tells a stalled peer from a slow
+  // step. No-op for backends whose collectives complete on the host.
+  virtual void watch_device_work(const std::string& /*what*/) {}
 
   // How long any collective may take before it fails with CommTimeout; fixed
   // when the communicator is made (--comm-timeout).

@@ -156,11 +156,28 @@ class NcclCommunicator final : public Communicator {
     CUDA_CHECK(cudaStreamWaitEvent(stream_, ready.get(), 0));
     enqueue(stream_);
     CUDA_CHECK(cudaEventRecord(done.get(), stream_));
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      in_flight_.push_back(InFlight{done, description, std::chrono::steady_clock::now()});
-    }
+    // A collective captured into a CUDA graph runs at each replay, not now:
+    // its event is a graph edge the watchdog cannot query. Replays are
+    // watched through watch_device_work() instead.
+    if (!capturing(compute)) add_to_watch(done, description);
     return std::make_unique<NcclWork>(done, compute);
+  }
+
+  void watch_device_work(const std::string& what) override {
+    SharedEvent done = make_event();
+    CUDA_CHECK(cudaEventRecord(done.get(), static_cast<cudaStream_t>(torch_compute_stream(device_))));
+    add_to_watch(done, what);
+  }
+
+  static bool capturing(cudaStream_t stream) {
+    cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+    CUDA_CHECK(cudaStreamIsCapturing(stream, &status));
+    return status != cudaStreamCaptureStatusNone;
+  }
+
+  void add_to_watch(SharedEvent done, const std::string& description) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    in_flight_.push_back(InFlight{std::move(done), description, std::chrono::steady_clock::now()});
   }
 
   void watch() {

@@ -12,6 +12,7 @@
 #include <cstring>
 #include <fstream>
 #include <map>
+#include <regex>
 #include <sstream>
 
 #include "comm/backends.hpp"
@@ -177,6 +178,10 @@ void visit_optim_options(OptimConfig& o, Visitor&& v) {
   v(s, "lookahead-every", o.lookahead_every, kRun,
     "every N optimiser steps, pull the weights towards their running average, more strongly as the run ends, "
     "and end on the average (0: off)");
+  v(s, "fused-optimizer", o.fused, kFree,
+    "Adam/SGD with the learning rate and step count in device tensors, stepped by ATen's fused multi-tensor "
+    "kernels (LibTorch >= 2.4; plain tensor math before): the optimiser a CUDA graph can capture. Equal to the "
+    "default one to rounding, same checkpoints; --cuda-graphs true implies it");
 }
 
 template <typename Visitor>
@@ -207,6 +212,10 @@ void visit_runtime_options(RuntimeConfig& r, Visitor&& v) {
     "GPUs: deterministic cuDNN algorithms, no autotuning (repeatable runs and exact resumes; slower)");
   v(s, "profile", r.profile, kFree,
     "print per-epoch shares of data, forward, backward, communication and optimiser time");
+  v(s, "cuda-graphs", r.cuda_graphs, kFree,
+    "GPUs, NCCL: after warm-up, capture forward, loss, backward, the gradient all-reduce and the optimiser step as "
+    "one CUDA graph and replay it for every full batch (docs/gpu.md). Off by default until a GPU run has measured "
+    "it against eager steps (tools/gpu_check.sh)");
 }
 
 template <typename Visitor>
@@ -383,6 +392,32 @@ void apply_legacy_options(const po::variables_map& vm, TrainConfig& c) {
   if (threads == 0) c.data.prefetch_batches = 0;
 }
 
+// Boost.Program_options (1.74) builds its error messages from templates with
+// placeholders such as %canonical_option% and replaces each one until none is
+// left. An option name or value holding its own placeholder made that loop
+// run forever, its memory growing (`cifar_mpi --x%canonical_option%`; found
+// by the config fuzz harness, tests/fuzz/regression/config). Such text is
+// refused, naming where it is, before the parser sees it.
+void refuse_parser_placeholders(const std::string& text, const std::string& where) {
+  static const std::regex kPlaceholder("%[A-Za-z_]+%");
+  std::smatch match;
+  if (std::regex_search(text, match, kPlaceholder))
+    throw ConfigError(where + " holds '" + match.str() +
+                      "', which the option parser cannot report errors for (it would expand it forever); remove it");
+}
+
+void refuse_parser_placeholders(int argc, const char* const argv[]) {
+  for (int i = 1; i < argc; ++i)
+    refuse_parser_placeholders(argv[i], strprintf("command-line argument %d ('%s')", i, argv[i]));
+}
+
+void refuse_parser_placeholders_in_file(const std::string& path, const std::string& text) {
+  std::istringstream in(text);
+  std::string line;
+  for (int number = 1; std::getline(in, line); ++number)
+    refuse_parser_placeholders(line, "config file " + path + ":" + std::to_string(number));
+}
+
 }  // namespace
 
 std::string config_help() {
@@ -513,18 +548,22 @@ TrainConfig parse_config(int argc, const char* const argv[]) {
   const auto options = make_options(c);
   po::variables_map vm;
   std::string config_path;  // the file --config named
+  refuse_parser_placeholders(argc, argv);
   try {
     po::store(po::command_line_parser(argc, argv).options(options->all).run(), vm);
     // Stored after the command line and before the file: each store keeps the values already set.
     const char* data = std::getenv("CIFAR_DATA");
     if (data && *data) {
+      refuse_parser_placeholders(data, "CIFAR_DATA");
       const std::vector<std::string> from_env = {"--data", data};
       po::store(po::command_line_parser(from_env).options(options->all).run(), vm);
     }
     if (vm.count("config")) {
       config_path = resolve_config_file(vm["config"].as<std::string>(), config_folders());
       const std::string& path = config_path;
-      std::istringstream flat(flatten_ini(path, read_config_text(path), *options));
+      const std::string text = read_config_text(path);
+      refuse_parser_placeholders_in_file(path, text);
+      std::istringstream flat(flatten_ini(path, text, *options));
       try {
         // Values already on the command line are kept: the command line wins.
         po::store(po::parse_config_file(flat, options->all, /*allow_unregistered=*/false), vm);

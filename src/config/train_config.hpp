@@ -73,6 +73,7 @@ struct OptimConfig {
   ScheduleKind schedule = ScheduleKind::Constant;
   double warmup_epochs = 0.0;
   int lookahead_every = 0;  // pull the weights towards their running average every N steps (0: off)
+  bool fused = false;  // --fused-optimizer: the graph-safe Adam/SGD (train/fused_optimizer.hpp)
 };
 
 struct CommConfig {
@@ -90,6 +91,7 @@ struct RuntimeConfig {
   bool retain_memory = true;
   bool deterministic = false;  // GPUs: deterministic cuDNN, no autotuning
   bool profile = false;
+  bool cuda_graphs = false;  // --cuda-graphs: replay each full step as one CUDA graph (train/cuda_graph_step.hpp)
 };
 
 // --resume none | auto | PATH

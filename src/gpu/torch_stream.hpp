@@ -7,4 +7,9 @@
 namespace cifar {
 void* torch_compute_stream(int device_index);
 bool torch_has_cuda();
+// CUDA's sync-debug mode (c10::cuda::warning_state()): while on, every
+// operation that makes the host wait for the GPU (a blocking copy, .item(),
+// a stream or device synchronisation) throws. Returns false, doing nothing,
+// when LibTorch has no CUDA. For tests of the steady-state step.
+bool set_cuda_sync_errors(bool on);
 }  // namespace cifar

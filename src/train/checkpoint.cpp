@@ -16,6 +16,7 @@
 
 #include "comm/agreement.hpp"
 #include "data/distributed_sampler.hpp"
+#include "train/bounded_pickle.hpp"
 #include "train/model_io.hpp"
 #include "train/run_plan.hpp"
 #include "train/preemption.hpp"
@@ -84,6 +85,44 @@ at::Tensor bytes_tensor(const std::string& bytes) {
   at::Tensor t = torch::empty({static_cast<int64_t>(bytes.size())}, torch::kUInt8);
   if (!bytes.empty()) std::memcpy(t.data_ptr(), bytes.data(), bytes.size());
   return t;
+}
+
+// Whether every element of `t` lies inside its storage. LibTorch 1.13's
+// unpickler takes a tensor's sizes, strides and storage offset from the file
+// as they are: a damaged checkpoint decoded into tensors reaching past their
+// storage, which restoring then copied from (found by the checkpoint fuzz
+// harness, tests/fuzz/regression/checkpoint).
+bool within_storage(const at::Tensor& t) {
+  if (!t.defined()) return true;
+  if (t.is_sparse() || !t.has_storage() || t.storage_offset() < 0) return false;
+  for (int64_t d = 0; d < t.dim(); ++d)
+    if (t.size(d) == 0) return true;  // no elements (before numel(), which could overflow)
+  int64_t last = t.storage_offset();
+  for (int64_t d = 0; d < t.dim(); ++d) {
+    int64_t step = 0;
+    if (t.size(d) < 0 || t.stride(d) < 0 || __builtin_mul_overflow(t.size(d) - 1, t.stride(d), &step) ||
+        __builtin_add_overflow(last, step, &last))
+      return false;
+  }
+  uint64_t end = 0;
+  return !__builtin_mul_overflow(static_cast<uint64_t>(last) + 1, static_cast<uint64_t>(t.element_size()), &end) &&
+         end <= t.storage().nbytes();
+}
+
+// Refuses the decoded file when any tensor in it, at any depth, reaches past
+// its storage; `where` names it ("model/fc.weight").
+void check_tensor_bounds(const c10::IValue& v, const std::string& path, const std::string& where) {
+  if (v.isTensor()) {
+    if (!within_storage(v.toTensor()))
+      throw CheckpointError("checkpoint '" + path + "': tensor '" + where +
+                            "' reaches past its storage (truncated or corrupt?)" + fix_hint(path));
+  } else if (v.isGenericDict()) {
+    for (const auto& e : v.toGenericDict())
+      check_tensor_bounds(e.value(), path, where + (where.empty() ? "" : "/") + (e.key().isString() ? e.key().toStringRef() : "?"));
+  } else if (v.isList()) {
+    size_t i = 0;
+    for (const auto& e : v.toListRef()) check_tensor_bounds(e, path, where + "[" + std::to_string(i++) + "]");
+  }
 }
 
 std::string tensor_bytes(const at::Tensor& t) {
@@ -246,14 +285,19 @@ Checkpoint read_checkpoint(const std::string& path) {
   const std::vector<char> bytes = read_bytes(path);
   c10::IValue value;
   try {
-    value = torch::pickle_load(bytes);
+    value = unpickle_zip(bytes);
   } catch (const c10::Error& e) {
     throw CheckpointError("checkpoint '" + path + "' is not readable (truncated or corrupt?): " +
                           e.what_without_backtrace() + fix_hint(path));
+  } catch (const std::exception& e) {
+    // LibTorch's parsers also throw other types (torch::jit::ErrorReport, std::runtime_error).
+    throw CheckpointError("checkpoint '" + path + "' is not readable (truncated or corrupt?): " + e.what() +
+                          fix_hint(path));
   }
   if (!value.isGenericDict())
     throw CheckpointError("checkpoint '" + path + "' holds a " + value.tagKind() +
                           ", not a cifar_mpi checkpoint" + fix_hint(path));
+  check_tensor_bounds(value, path, "");
   const Fields f(value.toGenericDict(), path);
   if (!f.has("format") || f.text("format") != kFormatTag)
     throw CheckpointError("'" + path + "' is not a cifar_mpi checkpoint (a model file? those are loaded with "
@@ -437,6 +481,13 @@ void restore_checkpoint(const Checkpoint& c, const std::string& path, TrainState
   } catch (const c10::Error& e) {
     throw CheckpointError("checkpoint '" + path + "': its optimiser state does not fit this model and optimiser: " +
                           e.what_without_backtrace() + fix_hint(path));
+  } catch (const std::exception& e) {
+    // The optimiser state is a TorchScript archive of its own: a damaged one
+    // made LibTorch's script parser throw torch::jit::ErrorReport or
+    // std::runtime_error, which escaped as an uncaught exception (found by the
+    // checkpoint fuzz harness, tests/fuzz/regression/checkpoint).
+    throw CheckpointError("checkpoint '" + path + "': its optimiser state is not readable (corrupt?): " + e.what() +
+                          fix_hint(path));
   }
   state.scaler.restore(c.loss_scale, c.loss_scale_clean_steps);
   if (state.lookahead && state.lookahead->enabled()) {

@@ -9,7 +9,7 @@
 namespace cifar {
 namespace {
 
-constexpr int kClasses = schema::kNumClasses;
+using schema::kNumClasses;
 
 bool is_identity(const EvalView& v) { return v.dy == 0 && v.dx == 0 && !v.flip; }
 
@@ -57,8 +57,8 @@ Evaluation from_totals(const torch::Tensor& totals) {
   const torch::Tensor t = totals.cpu();
   Evaluation e;
   const auto* p = t.data_ptr<double>();
-  e.confusion.assign(kClasses * kClasses, 0);
-  for (int i = 0; i < kClasses * kClasses; ++i) {
+  e.confusion.assign(kNumClasses * kNumClasses, 0);
+  for (int i = 0; i < kNumClasses * kNumClasses; ++i) {
     e.confusion[i] = static_cast<int64_t>(p[1 + i]);
     e.samples += e.confusion[i];
   }
@@ -84,18 +84,18 @@ std::vector<EvalView> tta_views(TtaMode mode) {
 }
 
 int64_t Evaluation::count(int true_class, int predicted) const {
-  return confusion.at(static_cast<size_t>(true_class * kClasses + predicted));
+  return confusion.at(static_cast<size_t>(true_class * kNumClasses + predicted));
 }
 
 int64_t Evaluation::correct() const {
   int64_t n = 0;
-  for (int c = 0; c < kClasses; ++c) n += count(c, c);
+  for (int c = 0; c < kNumClasses; ++c) n += count(c, c);
   return n;
 }
 
 int64_t Evaluation::class_count(int true_class) const {
   int64_t n = 0;
-  for (int p = 0; p < kClasses; ++p) n += count(true_class, p);
+  for (int p = 0; p < kNumClasses; ++p) n += count(true_class, p);
   return n;
 }
 
@@ -109,15 +109,16 @@ Evaluation evaluate(Model& model, const Split& test, const Normalization& normal
   torch::NoGradGuard no_grad;
   model.eval();
   // [loss sum, confusion matrix]: float64 counts are exact far beyond any test split.
-  auto totals = torch::zeros({1 + kClasses * kClasses}, torch::TensorOptions().dtype(torch::kFloat64).device(options.device));
+  auto totals = torch::zeros({1 + kNumClasses * kNumClasses},
+                             torch::TensorOptions().dtype(torch::kFloat64).device(options.device));
   for (const torch::Tensor& idx :
        shard_batches(test.size(), comm.rank(), comm.size(), options.batch_size, test.images.device())) {
     const torch::Tensor logits = view_logits(model, test.images.index_select(0, idx), normalization, options);
     const torch::Tensor labels = copy_to_device(test.labels.index_select(0, idx.to(test.labels.device())), options.device);
     totals[0] += torch::nn::functional::cross_entropy(
         logits, labels, torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kSum));
-    totals.narrow(0, 1, kClasses * kClasses) +=
-        torch::bincount(labels * kClasses + logits.argmax(1), {}, kClasses * kClasses).to(torch::kFloat64);
+    totals.narrow(0, 1, kNumClasses * kNumClasses) +=
+        torch::bincount(labels * kNumClasses + logits.argmax(1), {}, kNumClasses * kNumClasses).to(torch::kFloat64);
   }
   comm.all_reduce(totals, ReduceOp::Sum);
   model.train();

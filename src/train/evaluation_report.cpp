@@ -7,7 +7,7 @@
 namespace cifar {
 namespace {
 
-constexpr int kClasses = schema::kNumClasses;
+using schema::kNumClasses;
 constexpr int kColumn = 7;  // width of a count column; names are cut to fit
 
 std::string heading(const Evaluation& e, const EvaluationSubject& s) {
@@ -36,11 +36,11 @@ std::string json_list(int n, Item item) {
 std::string evaluation_table(const Evaluation& e, const EvaluationSubject& s) {
   std::string text = heading(e, s) + "confusion matrix (rows: true class, columns: predicted class)\n";
   text += strprintf("%-12s", "");
-  for (int p = 0; p < kClasses; ++p) text += strprintf("%*.*s", kColumn, kColumn - 1, name_of(s, p).c_str());
+  for (int p = 0; p < kNumClasses; ++p) text += strprintf("%*.*s", kColumn, kColumn - 1, name_of(s, p).c_str());
   text += strprintf("%*s %9s\n", kColumn, "images", "accuracy");
-  for (int t = 0; t < kClasses; ++t) {
+  for (int t = 0; t < kNumClasses; ++t) {
     text += strprintf("%-12.12s", name_of(s, t).c_str());
-    for (int p = 0; p < kClasses; ++p) text += strprintf("%*lld", kColumn, static_cast<long long>(e.count(t, p)));
+    for (int p = 0; p < kNumClasses; ++p) text += strprintf("%*lld", kColumn, static_cast<long long>(e.count(t, p)));
     text += strprintf("%*lld %9.4f\n", kColumn, static_cast<long long>(e.class_count(t)), e.class_accuracy(t));
   }
   return text;
@@ -51,13 +51,13 @@ std::string evaluation_json(const Evaluation& e, const EvaluationSubject& s) {
                     ", \"data\": " + json_string(s.data) + ", \"split\": \"test\"";
   out += strprintf(", \"views\": %d, \"ranks\": %d, \"samples\": %lld, \"loss\": %.9g, \"accuracy\": %.9g", s.views,
                    s.ranks, static_cast<long long>(e.samples), e.loss, e.accuracy);
-  out += ", \"classes\": " + json_list(kClasses, [&](int c) { return json_string(name_of(s, c)); });
+  out += ", \"classes\": " + json_list(kNumClasses, [&](int c) { return json_string(name_of(s, c)); });
   out += ", \"class_counts\": " +
-         json_list(kClasses, [&](int c) { return std::to_string(e.class_count(c)); });
+         json_list(kNumClasses, [&](int c) { return std::to_string(e.class_count(c)); });
   out += ", \"class_accuracy\": " +
-         json_list(kClasses, [&](int c) { return strprintf("%.9g", e.class_accuracy(c)); });
-  out += ", \"confusion\": " + json_list(kClasses, [&](int t) {
-           return json_list(kClasses, [&](int p) { return std::to_string(e.count(t, p)); });
+         json_list(kNumClasses, [&](int c) { return strprintf("%.9g", e.class_accuracy(c)); });
+  out += ", \"confusion\": " + json_list(kNumClasses, [&](int t) {
+           return json_list(kNumClasses, [&](int p) { return std::to_string(e.count(t, p)); });
          });
   return out + "}\n";
 }

@@ -20,6 +20,7 @@
 #include <set>
 #include <sstream>
 
+#include "train/bounded_pickle.hpp"
 #include "util/error.hpp"
 
 namespace cifar {
@@ -54,7 +55,7 @@ c10::Dict<c10::IValue, c10::IValue> read_state_dict(const std::string& path) {
   const std::vector<char> bytes = read_file(path);
   c10::IValue value;
   try {
-    value = torch::pickle_load(bytes);
+    value = unpickle_zip(bytes);  // not torch::pickle_load: see bounded_pickle.hpp
   } catch (const c10::Error& e) {
     // torch.save(model.state_dict()) pickles a collections.OrderedDict, which
     // LibTorch 1.13's unpickler reads as None; torch.save stores the pickle
@@ -66,6 +67,10 @@ c10::Dict<c10::IValue, c10::IValue> read_state_dict(const std::string& path) {
                             "torch.save(dict(torch.load('" + path + "')), '" + path + "')\"");
     throw CheckpointError("model file '" + path + "' is not a readable torch.save file (truncated or corrupt?): " +
                           first_line(e.what_without_backtrace()));
+  } catch (const std::exception& e) {
+    // LibTorch's parsers also throw other types (torch::jit::ErrorReport, std::runtime_error).
+    throw CheckpointError("model file '" + path + "' is not a readable torch.save file (truncated or corrupt?): " +
+                          first_line(e.what()));
   }
   if (!value.isGenericDict())
     throw CheckpointError("model file '" + path + "' holds a " + value.tagKind() +

@@ -1,6 +1,7 @@
 // The optimiser registry (see optimizer.hpp).
 #include "train/optimizer.hpp"
 
+#include "train/fused_optimizer.hpp"
 #include "util/registry.hpp"
 
 namespace cifar {
@@ -20,14 +21,19 @@ Groups torch_groups(const std::vector<ParameterGroup>& groups, const Options& ba
   return out;
 }
 
+// --fused-optimizer: the graph-safe subclass (fused_optimizer.hpp), same options and state.
 std::unique_ptr<torch::optim::Optimizer> make_adam(const OptimConfig& c, const std::vector<ParameterGroup>& groups) {
   const torch::optim::AdamOptions base(c.lr);
-  return std::make_unique<torch::optim::Adam>(torch_groups(groups, base, c.lr, c.weight_decay), base);
+  auto param_groups = torch_groups(groups, base, c.lr, c.weight_decay);
+  if (c.fused) return std::make_unique<GraphSafeAdam>(std::move(param_groups), base);
+  return std::make_unique<torch::optim::Adam>(std::move(param_groups), base);
 }
 
 std::unique_ptr<torch::optim::Optimizer> make_sgd(const OptimConfig& c, const std::vector<ParameterGroup>& groups) {
   const auto base = torch::optim::SGDOptions(c.lr).momentum(c.momentum).nesterov(c.nesterov);
-  return std::make_unique<torch::optim::SGD>(torch_groups(groups, base, c.lr, c.weight_decay), base);
+  auto param_groups = torch_groups(groups, base, c.lr, c.weight_decay);
+  if (c.fused) return std::make_unique<GraphSafeSGD>(std::move(param_groups), base);
+  return std::make_unique<torch::optim::SGD>(std::move(param_groups), base);
 }
 
 struct OptimizerEntry {
@@ -62,6 +68,7 @@ bool optimizer_supports_nesterov(const std::string& name) { return entry(name).n
 Optimizer::Optimizer(const OptimConfig& config, const std::vector<ParameterGroup>& groups)
     : groups_(non_empty(groups)) {
   optimizer_ = entry(config.optimizer).make(config, groups_);
+  graph_safe_ = dynamic_cast<GraphSafeStep*>(optimizer_.get());
 }
 
 void Optimizer::set_learning_rate(double lr, int epoch) {
@@ -69,7 +76,12 @@ void Optimizer::set_learning_rate(double lr, int epoch) {
   for (size_t i = 0; i < torch_groups.size(); ++i) {
     const ParameterGroup& g = groups_[i];
     const bool training = g.train_epochs < 0 || epoch < g.train_epochs;
-    torch_groups[i].options().set_lr(training ? lr * g.lr_scale : 0.0);
+    const double rate = training ? lr * g.lr_scale : 0.0;
+    if (graph_safe_) {
+      graph_safe_->set_learning_rate(i, rate);  // the device tensor a captured step reads
+    } else {
+      torch_groups[i].options().set_lr(rate);
+    }
   }
 }
 

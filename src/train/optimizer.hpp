@@ -20,7 +20,10 @@ bool optimizer_supports_nesterov(const std::string& name);
 
 // The optimiser of a run: one torch parameter group per (non-empty) model
 // parameter group, each with its learning-rate and weight-decay multipliers.
+// With OptimConfig::fused, the graph-safe Adam/SGD of fused_optimizer.hpp.
 // Throws ConfigError listing the valid names for an unknown optimiser.
+class GraphSafeStep;
+
 class Optimizer {
  public:
   Optimizer(const OptimConfig& config, const std::vector<ParameterGroup>& groups);
@@ -35,6 +38,7 @@ class Optimizer {
  private:
   std::unique_ptr<torch::optim::Optimizer> optimizer_;
   std::vector<ParameterGroup> groups_;  // the non-empty ones, in the torch optimiser's order
+  GraphSafeStep* graph_safe_ = nullptr;  // optimizer_ itself with --fused-optimizer
 };
 
 }  // namespace cifar

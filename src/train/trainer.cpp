@@ -59,6 +59,8 @@ void Trainer::check_placement_and_outputs(const MpiEnvironment& env) {
     if (config_.training.precision == Precision::Fp16 && !placement_.device.is_cuda()) {
       throw ConfigError("--precision fp16 needs a GPU (--device cuda); CPUs train in fp32 or bf16");
     }
+    const std::string no_graphs = cuda_graphs_refusal(config_, placement_.device, placement_.backend);
+    if (!no_graphs.empty()) throw ConfigError(no_graphs);
     if (world_.rank == 0) outputs_.emplace(config_);
   });
   profile_ = StepProfile(config_.runtime.profile, placement_.device);
@@ -117,7 +119,9 @@ void Trainer::build_model() {
   }
   const std::vector<ParameterGroup> groups = model_->parameter_groups();
   parameters_ = trainable_parameters(groups);
-  optimizer_ = std::make_unique<Optimizer>(config_.optim, groups);
+  OptimConfig optim = config_.optim;
+  optim.fused = optim.fused || config_.runtime.cuda_graphs;  // a graph captures only the graph-safe optimiser
+  optimizer_ = std::make_unique<Optimizer>(optim, groups);
   lookahead_ = std::make_unique<Lookahead>(*model_, config_.optim.lookahead_every, plan_.total_steps);
 }
 
@@ -140,6 +144,7 @@ void Trainer::build_communication(const MpiEnvironment& env) {
   reducer_ = std::make_unique<GradientReducer>(parameters_, untrained_state(*model_), *comm_, buckets);
   const TrainState state{*model_,           optimizer_->torch_optimizer(), scaler_, placement_.device,
                          lookahead_.get(), &guard_.skipped() /* a live count */};
+  if (config_.runtime.cuda_graphs) graphed_ = std::make_unique<GraphedStep>(placement_.device, *control_, *comm_);
   checkpoints_ = std::make_unique<Checkpointer>(
       config_.checkpoint, run_identity(config_, world_.size, data_.train.size(), data_.identity), state, *control_,
       [this] { check_state_before_write(); });
@@ -346,6 +351,7 @@ torch::Tensor Trainer::train_step(const Batch& batch, bool ends_step) {
     optimizer_->zero_grad();
     optimizer_->set_learning_rate(learning_rate(schedule_, position_.step), position_.epoch);
   }
+  if (graphed_ && graphed_->fits(batch, plan_.batch_size)) return graphed_step(batch);
   reducer_->broadcast_buffers();
   reducer_->prepare_for_backward(ends_step, position_.step);
   const torch::Tensor loss = forward_loss(batch);
@@ -364,12 +370,36 @@ torch::Tensor Trainer::forward_loss(const Batch& batch) {
       torch::nn::functional::CrossEntropyFuncOptions().label_smoothing(config_.training.label_smoothing));
 }
 
+// --cuda-graphs, a full batch: the step's device work as one graph replay
+// (cuda_graph_step.hpp). Accumulation, fp16, --profile and --on-nonfinite
+// skip are refused with graphs, so the work is apply_update()'s without them;
+// a non-finite step still stops the run before anything is written
+// (check_state_before_write checks the parameters).
+torch::Tensor Trainer::graphed_step(const Batch& batch) {
+  const torch::Tensor loss = graphed_->run(batch, [this](const Batch& static_batch) {
+    reducer_->broadcast_buffers();
+    reducer_->prepare_for_backward(true, position_.step);
+    torch::Tensor l = forward_loss(static_batch);
+    l.backward();
+    reducer_->finish();
+    optimizer_->step();
+    return l;
+  });
+  finish_step();
+  return loss;
+}
+
 void Trainer::apply_update() {
   reducer_->finish();
   profile_.end_comm_wait();
   // fp16: the loss scaler skips non-finite steps itself (and shrinks the scale); they are not divergence.
   if (scaler_.unscale_and_check(parameters_) && guard_.admit(reducer_->gradients_finite(), position_.step))
     optimizer_->step();
+  finish_step();
+}
+
+// The host's side of a completed optimiser step.
+void Trainer::finish_step() {
   ++position_.step;
   lookahead_->after_step(position_.step);
   if (plan_.finished(position_.step)) lookahead_->finish();  // the run ends on the average

@@ -8,7 +8,8 @@
 //                    a checkpoint decision at every optimiser-step boundary
 //       train_step() forward, backward (gradient buckets all-reduce while
 //                    backward runs), and at the end of an optimiser step the
-//                    wait for the averaged gradients and the update
+//                    wait for the averaged gradients and the update; with
+//                    --cuda-graphs all of it as one graph replay per full batch
 //     end_epoch()    loss over all ranks, evaluation (and the --target-accuracy
 //                    stop), metrics, checkpoint
 //   then the model file and the RESULT line.
@@ -32,6 +33,7 @@
 #include "model/model.hpp"
 #include "mpi/mpi_env.hpp"
 #include "train/checkpoint.hpp"
+#include "train/cuda_graph_step.hpp"
 #include "train/divergence.hpp"
 #include "train/evaluation.hpp"
 #include "train/gradient_reducer.hpp"
@@ -93,6 +95,8 @@ class Trainer {
   torch::Tensor train_step(const Batch& batch, bool ends_step);
   torch::Tensor forward_loss(const Batch& batch);
   void apply_update();
+  torch::Tensor graphed_step(const Batch& batch);  // --cuda-graphs
+  void finish_step();
   void record_batch(const torch::Tensor& loss, int64_t batch_size);
   void end_epoch();
   bool evaluate_if_due(bool run_ends);
@@ -123,6 +127,7 @@ class Trainer {
   std::unique_ptr<Communicator> control_;  // host MPI: agreement, preemption and checkpoint decisions
   std::unique_ptr<Communicator> comm_;     // the placement's backend: gradients, evaluation, loss sums
   std::unique_ptr<GradientReducer> reducer_;
+  std::unique_ptr<GraphedStep> graphed_;  // --cuda-graphs
   std::unique_ptr<Optimizer> optimizer_;
   std::unique_ptr<Lookahead> lookahead_;
   LossScaler scaler_;

@@ -188,6 +188,23 @@ TEST(Config, BadValues) {
   EXPECT_NE(error_of({"--config", "/nonexistent/x.ini"}).find("/nonexistent/x.ini"), std::string::npos);
 }
 
+// Boost.Program_options expands %canonical_option% in its error messages
+// until none is left, so an option holding that text hung the parser, memory
+// growing (the config fuzz harness's finding, tests/fuzz/regression/config).
+// Refused before Boost sees it, naming where it is.
+TEST(Config, ParserPlaceholdersAreRefusedNotExpandedForever) {
+  const std::string m = error_of({"--epochs", "2", "--co%canonical_option%mm-timeout"});
+  EXPECT_NE(m.find("command-line argument 3 ('--co%canonical_option%mm-timeout') holds '%canonical_option%'"),
+            std::string::npos) << m;
+  EXPECT_NE(error_of({"--data", "x%value%.h5"}).find("holds '%value%'"), std::string::npos);
+  const std::string ini = write_ini("epochs = 3\n%prefix_option% = 1\n");
+  const std::string f = error_of({"--config", ini});
+  EXPECT_NE(f.find("config file " + ini + ":2 holds '%prefix_option%'"), std::string::npos) << f;
+  std::remove(ini.c_str());
+  // A single % (Slurm-style names) is no placeholder.
+  EXPECT_EQ(parse({"--metrics", "runs/%j/metrics.json"}).output.metrics, "runs/%j/metrics.json");
+}
+
 TEST(Config, HelpListsEveryOptionWithDefault) {
   const std::string h = config_help();
   for (const char* opt : {"--data", "--model", "--epochs", "--max-steps", "--batch-size", "--optimizer", "--lr",

@@ -3,7 +3,9 @@
 #include <gtest/gtest.h>
 #include <hdf5.h>
 
+#include <algorithm>
 #include <fstream>
+#include <iterator>
 #include <limits>
 
 #include "data/cifar_schema.hpp"
@@ -274,6 +276,52 @@ TEST(Md5, MatchesRfc1321Vectors) {
   EXPECT_EQ(md5("abc"), "900150983cd24fb0d6963f7d28e17f72");
   EXPECT_EQ(md5("12345678901234567890123456789012345678901234567890123456789012345678901234567890"),
             "57edf4a22be3c955ac49da2e2107b67a");
+}
+
+// The offset of the free-space object (index 0) in the file's first global
+// heap collection ("GCOL"), walked over the used objects before it.
+size_t free_space_object_offset(const std::string& bytes) {
+  const size_t collection = bytes.find("GCOL");
+  EXPECT_NE(collection, std::string::npos);
+  size_t p = collection + 16;  // signature, version, reserved, collection size
+  auto u64 = [&](size_t at) {
+    uint64_t v = 0;
+    for (int i = 7; i >= 0; --i) v = (v << 8) | static_cast<unsigned char>(bytes[at + static_cast<size_t>(i)]);
+    return v;
+  };
+  while (static_cast<unsigned char>(bytes[p]) != 0 || bytes[p + 1] != 0) p += 16 + (u64(p + 8) + 7) / 8 * 8;
+  return p;
+}
+
+// The class names' strings live in a global heap collection without a
+// checksum. One whose free-space object has size 0 made HDF5 1.10 loop forever
+// reading them (the hdf5 fuzz harness's finding, tests/fuzz/regression/hdf5);
+// it is refused, naming the collection and the object.
+TEST(Hdf5File, GlobalHeapObjectOfSizeZeroIsRefusedNotReadForever) {
+  TempDir dir;
+  const std::string path = test::write_small_h5(dir);
+  std::string bytes;
+  {
+    std::ifstream in(path, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  const size_t collection = bytes.find("GCOL");
+  const size_t object = free_space_object_offset(bytes);
+  std::fill(bytes.begin() + static_cast<std::ptrdiff_t>(object + 8), bytes.begin() + static_cast<std::ptrdiff_t>(object + 16), '\0');
+  std::ofstream(path, std::ios::binary | std::ios::trunc).write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+
+  const std::string msg = data_error_of([&] { read_dataset_info(path); });
+  const std::string expected = "global heap collection at byte " + std::to_string(collection) + ": damaged: object 0 at byte " +
+                               std::to_string(object) + " has size 0, which HDF5 would read forever";
+  EXPECT_NE(msg.find(expected), std::string::npos) << msg;
+  EXPECT_NE(msg.find(path), std::string::npos) << msg;
+}
+
+// The fuzz harness's own input (a mutated synthetic file): the same refusal.
+TEST(Hdf5File, FuzzRegressionInputIsRefusedNotReadForever) {
+  const std::string path = std::string(CIFAR_TEST_DATA_DIR) + "/../fuzz/regression/hdf5/timeout-global-heap-object-of-size-0.h5";
+  const std::string msg = data_error_of([&] { read_dataset_info(path); });
+  EXPECT_NE(msg.find("global heap collection at byte 4096: damaged: object 0 at byte 4568 has size 0"), std::string::npos) << msg;
 }
 
 }  // namespace

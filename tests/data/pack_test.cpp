@@ -45,6 +45,20 @@ TEST(Pack, RejectsAWrongStructure) {
   EXPECT_FALSE(paths::exists(dir.file("x.h5")));
 }
 
+// A regression input of the cifar_binary fuzz harness: a 101-byte .tar.gz
+// whose only header claims a 4 GiB data_batch_1.bin. The claim is refused,
+// naming the entry and its size, before anything is allocated for it.
+TEST(Pack, RefusesAnArchiveEntryClaimingMoreThanABatchFile) {
+  const std::string archive =
+      std::string(CIFAR_TEST_DATA_DIR) + "/../fuzz/regression/cifar_binary/archive-entry-claims-4GiB.tar.gz";
+  try {
+    read_cifar10_binary(archive);
+    FAIL() << "the archive was accepted";
+  } catch (const DataError& e) {
+    EXPECT_NE(std::string(e.what()).find("data_batch_1.bin claims 4294967296 bytes"), std::string::npos) << e.what();
+  }
+}
+
 // A ustar header for a regular file `name` that claims `size` bytes, and no
 // data: what a hostile archive of a hundred bytes holds.
 std::string tar_header(const std::string& name, unsigned long long size) {

@@ -46,23 +46,30 @@ PY
 score 2 resnet.log --model resnet18 --weights resnet18_py.pth --data small.h5 --batch-size 32 --json resnet.json
 check resnet18 resnet18_py.pth small.h5 resnet.json 2 32
 
-refused() {  # refused PATTERN cifar_eval options...: exit code 1 and one error line matching PATTERN
-  local pattern=$1
-  shift
+# The refusals are independent launches that spend their time starting up,
+# so they run side by side (common.sh's `background`), each with its own files.
+check_refused() {  # check_refused N PATTERN cifar_eval options...: exit code 1 and one error line matching PATTERN
+  local i=$1 pattern=$2
+  shift 2
   local rc=0
-  mpi 2 "$CIFAR_EVAL" --data "$E2E_DATA" --json refused.json "$@" >refused.out 2>refused.err || rc=$?
-  [[ $rc == 1 ]] || { cat refused.out refused.err; fail "'$*' exited $rc, expected 1"; }
+  mpi 2 "$CIFAR_EVAL" --data "$E2E_DATA" --json "refused$i.json" "$@" >"refused$i.out" 2>"refused$i.err" || rc=$?
+  [[ $rc == 1 ]] || { cat "refused$i.out" "refused$i.err"; fail "'$*' exited $rc, expected 1"; }
   local n
-  n=$(grep -c "error:" refused.err || true)
-  [[ $n == 1 ]] || { cat refused.err; fail "'$*' printed $n error lines, expected 1"; }
-  grep -q -- "$pattern" refused.err || { cat refused.err; fail "'$*': the error does not say '$pattern'"; }
-  [[ ! -e refused.json ]] || fail "'$*' wrote its JSON"
-  echo "ok: $* -> $(grep error: refused.err)"
+  n=$(grep -c "error:" "refused$i.err" || true)
+  [[ $n == 1 ]] || { cat "refused$i.err"; fail "'$*' printed $n error lines, expected 1"; }
+  grep -q -- "$pattern" "refused$i.err" || { cat "refused$i.err"; fail "'$*': the error does not say '$pattern'"; }
+  [[ ! -e "refused$i.json" ]] || fail "'$*' wrote its JSON"
+  echo "ok: $* -> $(grep error: "refused$i.err")"
 }
+refusals=0
+refused() {  # refused PATTERN cifar_eval options...: started in the background
+  background "refused$refusals.log" check_refused "$refusals" "$@"
+  refusals=$((refusals + 1))
+}
+head -c 4000 convnet.pth >truncated.pth
 refused "model file 'convnet.pth' does not hold a ResNet18: 'conv1.weight' has shape \[32, 3, 3, 3\]" \
   --model resnet18 --weights convnet.pth
 refused "model file 'resnet18_py.pth' does not hold a ConvNet: 'conv1.weight'" --model convnet --weights resnet18_py.pth
-head -c 4000 convnet.pth >truncated.pth
 refused "model file 'truncated.pth' is not a readable torch.save file" --weights truncated.pth
 refused "model file 'train.log' is not a readable torch.save file" --weights train.log
 refused "cannot open model file 'missing.pth'" --weights missing.pth
@@ -73,6 +80,7 @@ if [[ $rc != 2 ]] || ! grep -q "'vgg' is not a known model" refused.err; then
   cat refused.err
   fail "--model vgg exited $rc, expected 2 and a message naming the model"
 fi
+wait_background "a bad model file or architecture was not refused as expected"
 
 "$PYTHON" "$SOURCE_DIR/tools/plot_metrics" --confusion convnet.json --output confusion.png ||
   fail "plot_metrics --confusion failed"

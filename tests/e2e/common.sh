@@ -17,3 +17,30 @@ fail() {
   echo "FAIL: $*" >&2
   exit 1
 }
+
+# Side by side: `background LOG COMMAND...` starts COMMAND (a function of the
+# script or a program) in the background, its output in LOG, at most 4 at a
+# time; `wait_background WHAT` waits for all of them, shows each LOG in the
+# order started, and fails naming WHAT when any failed. For independent
+# launches that spend their time starting up (mpirun, loading LibTorch)
+# rather than computing: one after the other, that wait adds up.
+background_pids=()
+background_logs=()
+background() {
+  local log=$1
+  shift
+  while (($(jobs -rp | wc -l) >= 4)); do wait -n || true; done
+  "$@" >"$log" 2>&1 &
+  background_pids+=("$!")
+  background_logs+=("$log")
+}
+wait_background() {
+  local i failed=0
+  for i in "${!background_pids[@]}"; do
+    wait "${background_pids[$i]}" || failed=1
+    cat "${background_logs[$i]}"
+  done
+  background_pids=()
+  background_logs=()
+  ((failed == 0)) || fail "$1 (see above)"
+}

@@ -164,6 +164,25 @@ void expect_error(const std::function<void()>& f, const std::vector<std::string>
   }
 }
 
+// A checkpoint whose zip directory points past the file's end: LibTorch
+// 1.13's pickle_load read past its buffer (a heap-buffer-overflow under ASan;
+// the checkpoint fuzz harness's finding). Read through a bounded adapter, it is
+// one CheckpointError naming the file.
+TEST(CheckpointFile, ZipDirectoryPastTheEndIsAnErrorNotAnOverRead) {
+  const std::string path = std::string(CIFAR_FUZZ_REGRESSION_DIR) + "/checkpoint/crash-zip-read-past-end.pt";
+  expect_error([&] { read_checkpoint(path); }, {path, "is not readable (truncated or corrupt?)", "--resume none"});
+}
+
+// Two fuzz-found checkpoints whose decoded tensors reach past their storage
+// (LibTorch's unpickler takes sizes, strides and offsets as the file says):
+// refused when read, before anything is restored from them.
+TEST(CheckpointFile, TensorsPastTheirStorageAreRefused) {
+  for (const char* name : {"crash-tensor-past-its-storage-1.pt", "crash-tensor-past-its-storage-2.pt"}) {
+    const std::string path = std::string(CIFAR_FUZZ_REGRESSION_DIR) + "/checkpoint/" + name;
+    expect_error([&] { read_checkpoint(path); }, {path, "reaches past its storage (truncated or corrupt?)"});
+  }
+}
+
 TEST(CheckpointFile, BadFilesAndMismatchedRunsNameTheFileAndTheFix) {
   torch::manual_seed(1);
   Trained a;

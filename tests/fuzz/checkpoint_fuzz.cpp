@@ -1,0 +1,146 @@
+// Fuzz harness: the checkpoint decoder (read_checkpoint) and what --resume
+// does with its result (check_resumable, restore_checkpoint) on a small model.
+//
+// Input: the bytes of a checkpoint file, written to the scratch folder. The
+// contract under test (train/checkpoint.hpp): a missing, truncated, corrupt
+// or foreign file is one CheckpointError naming it; any other exception,
+// crash or sanitizer report is a bug. A decoded checkpoint must also hold
+// only tensors that lie within their storage, since restoring copies them.
+#include <torch/torch.h>
+
+#include <string>
+#include <vector>
+
+#include "config/train_config.hpp"
+#include "fuzz_support.hpp"
+#include "model/model.hpp"
+#include "train/checkpoint.hpp"
+#include "train/lookahead.hpp"
+#include "train/optimizer.hpp"
+#include "train/precision.hpp"
+#include "util/error.hpp"
+
+namespace cifar::fuzz {
+namespace {
+
+// A model with a parameter of each kind the real ones have (weights, biases,
+// BatchNorm's float and integer buffers), small enough for seed files of a
+// few KiB.
+class TinyModel : public Model {
+ public:
+  TinyModel() : Model("tiny") {
+    fc_ = register_module("fc", torch::nn::Linear(4, 3));
+    bn_ = register_module("bn", torch::nn::BatchNorm1d(3));
+  }
+  torch::Tensor forward(const torch::Tensor& x) override { return bn_(fc_(x.reshape({x.size(0), -1}).narrow(1, 0, 4))); }
+
+ private:
+  torch::nn::Linear fc_{nullptr};
+  torch::nn::BatchNorm1d bn_{nullptr};
+};
+
+constexpr int kWorldSize = 1;
+constexpr int kBatchSize = 2;
+constexpr int64_t kTrainSize = 16;
+
+OptimConfig optim_config(const std::string& name) {
+  OptimConfig o;
+  o.optimizer = name;
+  return o;
+}
+
+// The run the harness resumes: the tiny model with the checkpoint's optimiser
+// when it is one the program knows, else Adam (check_resumable refuses it).
+struct Run {
+  explicit Run(const std::string& optimizer, int lookahead_every = 0)
+      : model(std::make_shared<TinyModel>()),
+        optimizer(optim_config(optimizer), model->parameter_groups()),
+        lookahead(*model, lookahead_every, 100) {
+    identity.model = "tiny";
+    identity.optimizer = optimizer;
+    identity.world_size = kWorldSize;
+    identity.batch_size = kBatchSize;
+    identity.accumulate = 1;
+    identity.train_size = kTrainSize;
+    identity.data_path = "fuzz.h5";
+    identity.config = TrainConfig().describe();
+  }
+  TrainState state() { return {*model, optimizer.torch_optimizer(), scaler, torch::kCPU, &lookahead}; }
+
+  std::shared_ptr<TinyModel> model;
+  Optimizer optimizer;
+  LossScaler scaler{false};
+  Lookahead lookahead;
+  RunIdentity identity;
+};
+
+bool known_optimizer(const std::string& name) {
+  for (const auto& n : optimizer_names())
+    if (n == name) return true;
+  return false;
+}
+
+// Whether every element of `t` lies inside its storage.
+bool within_storage(const at::Tensor& t) {
+  if (!t.defined() || t.numel() == 0) return true;
+  if (!t.has_storage() || t.is_sparse()) return false;
+  int64_t last = t.storage_offset();
+  for (int64_t d = 0; d < t.dim(); ++d) {
+    if (t.stride(d) < 0) return false;
+    last += (t.size(d) - 1) * t.stride(d);
+  }
+  return t.storage_offset() >= 0 &&
+         static_cast<uint64_t>(last + 1) * t.element_size() <= t.storage().nbytes();
+}
+
+void check_tensors(const c10::IValue& v) {
+  if (v.isTensor()) {
+    if (!within_storage(v.toTensor())) __builtin_trap();
+  } else if (v.isGenericDict()) {
+    for (const auto& e : v.toGenericDict()) check_tensors(e.value());
+  } else if (v.isList()) {
+    for (const auto& e : v.toListRef()) check_tensors(e);
+  }
+}
+
+}  // namespace
+
+void write_seeds(const std::string& dir) {
+  torch::manual_seed(1);
+  for (const std::string& optimizer : {std::string("adam"), std::string("sgd")}) {
+    for (const int lookahead : {0, 1}) {
+      Run run(optimizer, lookahead);
+      // One real optimiser step, so that the optimiser has state to save.
+      run.optimizer.zero_grad();
+      run.model->forward(torch::randn({kBatchSize, 4})).square().sum().backward();
+      run.optimizer.step();
+      run.lookahead.after_step(1);
+      const TrainingPosition position{1, 3, 11};
+      const Checkpoint c = capture_checkpoint(run.identity, position, 12.5, 6, run.state());
+      const std::vector<char> bytes = encode_checkpoint(c);
+      write_file(dir + "/ckpt-" + optimizer + (lookahead ? "-lookahead" : "") + ".pt", bytes.data(), bytes.size());
+    }
+  }
+}
+
+}  // namespace cifar::fuzz
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  const std::string path = cifar::fuzz::write_scratch_file("ckpt-e0001-s000011.pt", data, size);
+  try {
+    const cifar::Checkpoint c = cifar::read_checkpoint(path);
+    cifar::fuzz::check_tensors(c.model_state);
+    for (const auto& t : c.lookahead_average) cifar::fuzz::check_tensors(t);
+    cifar::fuzz::check_tensors(c.cpu_rng_state);
+    cifar::fuzz::check_tensors(c.device_rng_state);
+
+    const bool known = cifar::fuzz::known_optimizer(c.optimizer_name);
+    cifar::fuzz::Run run(known ? c.optimizer_name : "adam", c.lookahead_average.empty() ? 0 : 1);
+    cifar::check_resumable(c, path, run.identity);
+    cifar::TrainState state = run.state();
+    cifar::restore_checkpoint(c, path, state);
+  } catch (const cifar::CheckpointError&) {
+    // The documented failure: one message naming the file and the fix.
+  }
+  return 0;
+}
