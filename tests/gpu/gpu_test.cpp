@@ -13,18 +13,12 @@
 #include "gpu/torch_stream.hpp"
 #include "model/model.hpp"
 #include "support/mpi_test_env.hpp"
+#include "require_gpu.hpp"
 #include "train/gradient_reducer.hpp"
 
 namespace cifar {
 namespace {
 
-// Skips (visibly) unless a GPU and a CUDA LibTorch are present.
-#define REQUIRE_GPU()                                                                          \
-  do {                                                                                         \
-    std::string why;                                                                           \
-    if (gpu::device_count(&why) == 0) GTEST_SKIP() << "no CUDA device: " << why;               \
-    if (!torch_has_cuda()) GTEST_SKIP() << "LibTorch without CUDA (build the cuda preset)";    \
-  } while (0)
 
 int world() { return test::env().world().size; }
 int rank() { return test::env().world().rank; }

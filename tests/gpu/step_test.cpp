@@ -24,6 +24,7 @@
 #include "gpu/torch_stream.hpp"
 #include "model/model.hpp"
 #include "support/mpi_test_env.hpp"
+#include "require_gpu.hpp"
 #include "train/cuda_graph_step.hpp"
 #include "train/gradient_reducer.hpp"
 #include "train/optimizer.hpp"
@@ -33,12 +34,10 @@
 namespace cifar {
 namespace {
 
-#define REQUIRE_ONE_GPU_RANK()                                                                 \
-  do {                                                                                         \
-    std::string why;                                                                           \
-    if (gpu::device_count(&why) == 0) GTEST_SKIP() << "no CUDA device: " << why;               \
-    if (!torch_has_cuda()) GTEST_SKIP() << "LibTorch without CUDA (build the cuda preset)";    \
-    if (test::env().world().size != 1) GTEST_SKIP() << "NCCL needs one GPU per rank";          \
+#define REQUIRE_ONE_GPU_RANK()                                                        \
+  do {                                                                                \
+    REQUIRE_GPU();                                                                    \
+    if (test::env().world().size != 1) GTEST_SKIP() << "NCCL needs one GPU per rank"; \
   } while (0)
 
 torch::Device gpu() { return torch::Device(torch::kCUDA, 0); }
