@@ -441,13 +441,18 @@ void check_resumable(const Checkpoint& c, const std::string& path, const RunIden
 }
 
 std::string position_problem(const TrainingPosition& p, const RunPlan& plan, bool check_step) {
-  if (p.epoch < 0 || p.batch_in_epoch < 0 || p.batch_in_epoch >= plan.batches_per_epoch || p.step < 0)
+  // batch == batches_per_epoch is an epoch's last step done but its end not
+  // yet reached: a checkpoint written at that step boundary (preemption,
+  // --checkpoint-every-steps) holds it, and the resumed run ends the epoch.
+  if (p.epoch < 0 || p.batch_in_epoch < 0 || p.batch_in_epoch > plan.batches_per_epoch || p.step < 0)
     return strprintf("holds the position epoch %d, batch %ld, step %ld, outside a run of %ld batches per epoch",
                      p.epoch, p.batch_in_epoch, p.step, plan.batches_per_epoch);
-  if (p.batch_in_epoch % plan.accumulate != 0)
+  const bool epoch_done = p.batch_in_epoch == plan.batches_per_epoch;
+  if (!epoch_done && p.batch_in_epoch % plan.accumulate != 0)
     return strprintf("holds batch %ld, not the end of an optimiser step of %d batches", p.batch_in_epoch,
                      plan.accumulate);
-  const long expected = static_cast<long>(p.epoch) * plan.steps_per_epoch + p.batch_in_epoch / plan.accumulate;
+  const long steps_in_epoch = epoch_done ? plan.steps_per_epoch : p.batch_in_epoch / plan.accumulate;
+  const long expected = static_cast<long>(p.epoch) * plan.steps_per_epoch + steps_in_epoch;
   if (check_step && p.step != expected)
     return strprintf("holds step %ld, but epoch %d, batch %ld is step %ld of this run", p.step, p.epoch,
                      p.batch_in_epoch, expected);

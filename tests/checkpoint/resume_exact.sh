@@ -5,6 +5,8 @@
 #     cosine schedule, augmentation and shuffling, so the sampler position,
 #     the loader's augmentation stream and the optimiser state must all be
 #     restored;
+#   * from a step checkpoint written after an epoch's last step, before the
+#     epoch's end (what a preemption during that step leaves);
 #   * "1 epoch, stop, resume for 1 more" (--resume auto): Adam;
 # plus --keep-checkpoints, a fresh start when the folder is empty, and a
 # world size that cannot keep the global batch refused with the numbers named.
@@ -13,19 +15,24 @@ source "$(dirname "$0")/lib.sh"
 
 sgd=("${quiet[@]}" --model convnet --optimizer sgd --momentum 0.9 --lr 0.05 --schedule cosine --seed 5 --augment true
   --batch-size 16 --epochs 2)
-# 512 samples / 2 ranks / 16 = 16 steps per epoch: checkpoints at steps 5, 10,
-# 15, the end of epoch 0 (16), 20, 25, 30 and the end (32).
+# 512 samples / 2 ranks / 16 = 16 steps per epoch: checkpoints at steps 4, 8,
+# 12, 16 (twice: after epoch 0's last step, e0000, and at its end, e0001), 20,
+# 24, 28 and the end (32).
 train 2 straight.log "${sgd[@]}" --output straight.pth --checkpoint-dir straight_ckpt \
-  --checkpoint-every-steps 5 --keep-checkpoints 100
+  --checkpoint-every-steps 4 --keep-checkpoints 100
 ls straight_ckpt
-[[ -f straight_ckpt/ckpt-e0001-s000025.pt && -f straight_ckpt/ckpt-e0001-s000016.pt &&
+[[ -f straight_ckpt/ckpt-e0001-s000028.pt && -f straight_ckpt/ckpt-e0000-s000016.pt &&
+  -f straight_ckpt/ckpt-e0001-s000016.pt &&
   -f straight_ckpt/ckpt-e0002-s000032.pt ]] || fail "expected step and epoch checkpoints in straight_ckpt"
 
-train 2 mid.log "${sgd[@]}" --output mid.pth --resume straight_ckpt/ckpt-e0001-s000025.pt
-expect_in mid.log 'resumed from checkpoint .*ckpt-e0001-s000025.pt: epoch 1, 9 batch\(es\) of it done, step 25'
-identical straight.pth mid.pth "2 epochs straight == resumed at epoch 1, batch 9 (step 25) from a step checkpoint"
-train 2 mid0.log "${sgd[@]}" --output mid0.pth --resume straight_ckpt/ckpt-e0000-s000010.pt
-identical straight.pth mid0.pth "2 epochs straight == resumed in epoch 0 at step 10"
+train 2 mid.log "${sgd[@]}" --output mid.pth --resume straight_ckpt/ckpt-e0001-s000028.pt
+expect_in mid.log 'resumed from checkpoint .*ckpt-e0001-s000028.pt: epoch 1, 12 batch\(es\) of it done, step 28'
+identical straight.pth mid.pth "2 epochs straight == resumed at epoch 1, batch 12 (step 28) from a step checkpoint"
+train 2 mid0.log "${sgd[@]}" --output mid0.pth --resume straight_ckpt/ckpt-e0000-s000008.pt
+identical straight.pth mid0.pth "2 epochs straight == resumed in epoch 0 at step 8"
+train 2 last.log "${sgd[@]}" --output last.pth --resume straight_ckpt/ckpt-e0000-s000016.pt
+expect_in last.log 'resumed from checkpoint .*ckpt-e0000-s000016.pt: epoch 0, 16 batch\(es\) of it done, step 16'
+identical straight.pth last.pth "2 epochs straight == resumed after epoch 0's last step, before its end"
 
 adam=(--model convnet --optimizer adam --lr 0.002 --seed 9 --augment true --batch-size 16
   --metrics metrics.jsonl --log-every 1000)

@@ -336,8 +336,12 @@ TEST(CheckpointFile, APositionThatNoRunOfThisShapeReachesIsNamed) {
   EXPECT_EQ(position_problem({0, 0, 0}, plan), "");
   EXPECT_EQ(position_problem({1, 4, 12}, plan), "");
   EXPECT_EQ(position_problem({3, 0, 30}, plan), "") << "the end of the run";
-  EXPECT_EQ(position_problem({1, 19, 20}, plan),
-            "holds the position epoch 1, batch 19, step 20, outside a run of 19 batches per epoch");
+  // Epoch 1's last (short) step done, its end not yet run: what a checkpoint
+  // written by a preemption during that step holds.
+  EXPECT_EQ(position_problem({1, 19, 20}, plan), "");
+  EXPECT_EQ(position_problem({1, 19, 19}, plan), "holds step 19, but epoch 1, batch 19 is step 20 of this run");
+  EXPECT_EQ(position_problem({1, 20, 20}, plan),
+            "holds the position epoch 1, batch 20, step 20, outside a run of 19 batches per epoch");
   EXPECT_EQ(position_problem({-1, 0, 0}, plan),
             "holds the position epoch -1, batch 0, step 0, outside a run of 19 batches per epoch");
   EXPECT_EQ(position_problem({1, 3, 11}, plan), "holds batch 3, not the end of an optimiser step of 2 batches");
