@@ -4,6 +4,8 @@
 # variables, so nobody edits a script to point it elsewhere), the runtime
 # environment of the ranks, the program's command line and the mpirun command.
 # Sourced by jobs/run_cifar.sh (Slurm) and jobs/local_mpirun.sh (no Slurm).
+# Restarting after a failure (CIFAR_MAX_RESTARTS, CIFAR_RESTART_BACKOFF,
+# CIFAR_PROBE_TIMEOUT) is in jobs/cifar_restart.sh, sourced at the end.
 #
 #   CIFAR_BUILD       folder holding cifar_mpi   (default: <repo>/build/cuda, else <repo>/build/cpu;
 #                     installed: <prefix>/bin, for these scripts in <prefix>/share/cifar_mpi/jobs)
@@ -99,19 +101,29 @@ cifar_wait() {
   return "$status"
 }
 
+# cifar_mpirun_site_options: sets the array CIFAR_MPIRUN_SITE, the options
+# every mpirun of this launch takes (the step's and a restart's probes):
+# CIFAR_MPIRUN_ARGS (e.g. "--mca btl_tcp_if_include ib0"), and --allow-run-as-root for root.
+cifar_mpirun_site_options() {
+  read -r -a CIFAR_MPIRUN_SITE <<<"${CIFAR_MPIRUN_ARGS:-}"
+  # Open MPI refuses root unless told; containers and CI often run as root.
+  if [[ $(id -u) -eq 0 ]]; then CIFAR_MPIRUN_SITE=(--allow-run-as-root "${CIFAR_MPIRUN_SITE[@]}"); fi
+}
+
 # cifar_mpirun_command NP: sets the array CIFAR_MPIRUN, Open MPI's mpirun for NP
 # ranks. Binding is left to OMP_NUM_THREADS and the program (one rank per GPU
-# owns its cores); CIFAR_MPIRUN_ARGS adds options, e.g. "--mca btl_tcp_if_include ib0".
+# owns its cores); CIFAR_MPIRUN_ARGS adds options (cifar_mpirun_site_options).
 cifar_mpirun_command() {
-  local np=$1 extra=() var
-  read -r -a extra <<<"${CIFAR_MPIRUN_ARGS:-}"
+  local np=$1 var
   CIFAR_MPIRUN=(mpirun -np "$np" --bind-to none)
   # mpirun starts remote ranks with its own environment, not this shell's:
   # pass on what the ranks need (under Slurm this is harmless repetition).
   for var in PATH LD_LIBRARY_PATH OMP_NUM_THREADS HDF5_USE_FILE_LOCKING $(compgen -e | grep '^NCCL_' || true); do
     [[ -n ${!var+set} ]] && CIFAR_MPIRUN+=(-x "$var")
   done
-  # Open MPI refuses root unless told; containers and CI often run as root.
-  [[ $(id -u) -eq 0 ]] && CIFAR_MPIRUN+=(--allow-run-as-root)
-  CIFAR_MPIRUN+=("${extra[@]}")
+  cifar_mpirun_site_options
+  CIFAR_MPIRUN+=("${CIFAR_MPIRUN_SITE[@]}")
 }
+
+# shellcheck source=jobs/cifar_restart.sh
+source "$(dirname "${BASH_SOURCE[0]}")/cifar_restart.sh"

@@ -13,14 +13,25 @@
 #   -n, --np N            number of ranks (default: GPUs here, else 2)
 #   -c, --cpus-per-rank N OpenMP/BLAS threads per rank (default: cores / ranks here)
 #   --hostfile FILE       machines and slots for mpirun
+#   --max-restarts N      restarts after a failure (default: CIFAR_MAX_RESTARTS, else 3; 0: none)
 #   --                    everything after goes to cifar_mpi
 # Environment: CIFAR_BUILD, CIFAR_CONFIG, CIFAR_DATA, CIFAR_EXTRA_ARGS,
-# CIFAR_MPIRUN_ARGS (see jobs/cifar_common.sh); CIFAR_RUN_DIR defaults to a
-# new folder per launch, runs/local-<date>-<time>-<pid>, so that no launch
-# continues or overwrites another's run. Exit code 3 (preempted, checkpoint
+# CIFAR_MPIRUN_ARGS (see jobs/cifar_common.sh); CIFAR_MAX_RESTARTS,
+# CIFAR_RESTART_BACKOFF, CIFAR_PROBE_TIMEOUT (see jobs/cifar_restart.sh);
+# CIFAR_RUN_DIR defaults to a new folder per launch,
+# runs/local-<date>-<time>-<pid>, so that no launch continues or overwrites
+# another's run.
+# A failed run is restarted by itself, from the newest checkpoint, after a
+# back-off (10 s, doubling): every failure but exit code 2 (configuration)
+# and 5 (divergence), which would recur. With a hostfile, each host must
+# first run `true` through mpirun within CIFAR_PROBE_TIMEOUT s; the hosts
+# that do not are left out (<run folder>/hostfile.alive) and the run goes on
+# with the ranks the others hold (cifar_mpi resumes at the new world size).
+# Each restart is logged with its cause. Exit code 3 (preempted, checkpoint
 # written) is passed on: run again with the CIFAR_RUN_DIR the launch printed
 # to resume from the checkpoint. SIGTERM to this script stops the run with a
-# checkpoint and exit code 3, as SIGUSR1 does.
+# checkpoint and exit code 3, as SIGUSR1 does, and is never followed by a
+# restart.
 set -euo pipefail
 
 jobs_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -37,6 +48,7 @@ while (($#)); do
     -n | --np) np=${2:?$1 needs a number}; shift 2 ;;
     -c | --cpus-per-rank) cpus_per_rank=${2:?$1 needs a number}; shift 2 ;;
     --hostfile) hostfile=${2:?--hostfile needs a file}; shift 2 ;;
+    --max-restarts) CIFAR_MAX_RESTARTS=${2:?--max-restarts needs a number}; shift 2 ;;
     -h | --help) usage; exit 0 ;;
     --) shift; break ;;
     *) cifar_die "unknown option $1 (options for cifar_mpi go after --; see --help)" ;;
@@ -55,23 +67,45 @@ if [[ -z $cpus_per_rank ]]; then
 fi
 
 cifar_resolve_paths "$(dirname "$jobs_dir")" "$PWD/runs/local-$(date +%Y%m%d-%H%M%S)-$$"
+cifar_check_restart_settings
 cifar_export_rank_env "$cpus_per_rank"
 cifar_program_args "$@"
-cifar_mpirun_command "$np"
-[[ -n $hostfile ]] && CIFAR_MPIRUN+=(--hostfile "$hostfile")
+CIFAR_NP=$np
+CIFAR_HOSTFILE=$hostfile
+[[ -z $hostfile ]] || cifar_read_hostfile "$hostfile"
 
-cifar_log "run folder ${CIFAR_RUN_DIR}; to resume it after exit code 3: CIFAR_RUN_DIR=${CIFAR_RUN_DIR} $0 ..."
-cifar_log "launch: ${CIFAR_MPIRUN[*]} ${CIFAR_BIN} ${CIFAR_ARGS[*]}"
+# The hooks of cifar_supervise (jobs/cifar_restart.sh).
+start_step() {
+  cifar_mpirun_command "$CIFAR_NP"
+  [[ -z $CIFAR_HOSTFILE ]] || CIFAR_MPIRUN+=(--hostfile "$CIFAR_HOSTFILE")
+  cifar_log "launch: ${CIFAR_MPIRUN[*]} ${CIFAR_BIN} ${CIFAR_ARGS[*]}"
+  "${CIFAR_MPIRUN[@]}" "$CIFAR_BIN" "${CIFAR_ARGS[@]}" &
+  CIFAR_STEP_PID=$!
+}
+prepare_restart() {
+  if [[ -n $CIFAR_HOSTFILE ]]; then
+    cifar_drop_lost_hosts
+  else
+    CIFAR_RESTART_NOTE="again $CIFAR_NP rank(s) on this machine"
+  fi
+}
+
 # mpirun forwards SIGUSR1 to the ranks (checkpoint and exit 3) and its exit
 # code is then the program's. SIGTERM it answers by ending the job with exit
 # code 1 even when the ranks stopped cleanly with a checkpoint (Open MPI 4.1),
-# so this script takes SIGTERM itself and passes it on as SIGUSR1. Ctrl-C
-# reaches mpirun directly and ends the job at once.
-"${CIFAR_MPIRUN[@]}" "$CIFAR_BIN" "${CIFAR_ARGS[@]}" &
-mpirun_pid=$!
-trap 'cifar_log "SIGTERM: asking the ranks to checkpoint and stop (SIGUSR1 through mpirun)"
-      kill -s USR1 "$mpirun_pid" 2>/dev/null || true' TERM
-trap 'kill -s USR1 "$mpirun_pid" 2>/dev/null || true' USR1
-status=0
-cifar_wait "$mpirun_pid" || status=$?
-exit "$status"
+# so this script takes SIGTERM itself and passes it on as SIGUSR1. Either
+# signal also means: no restart. Ctrl-C reaches mpirun directly and ends the
+# job at once.
+# shellcheck disable=SC2317  # called by the traps below
+stop_step() {
+  cifar_request_stop "$1"
+  [[ -n $CIFAR_STEP_PID ]] || return 0  # between two launches: cifar_supervise stops
+  [[ $1 != TERM ]] || cifar_log "SIGTERM: asking the ranks to checkpoint and stop (SIGUSR1 through mpirun)"
+  kill -s USR1 "$CIFAR_STEP_PID" 2>/dev/null || true
+}
+trap 'stop_step TERM' TERM
+trap 'stop_step USR1' USR1
+
+cifar_log "run folder ${CIFAR_RUN_DIR}; to resume it after exit code 3: CIFAR_RUN_DIR=${CIFAR_RUN_DIR} $0 ..."
+cifar_supervise
+exit "$CIFAR_STEP_STATUS"

@@ -2,8 +2,9 @@
 # jobs/run_cifar.sh — the body of every cifar_mpi Slurm job (jobs/train.slurm,
 # jobs/train_multinode.slurm exec it; inside `salloc` it can be run directly).
 # It owns: launching one rank per task (srun --mpi=pmix, or mpirun), passing
-# Slurm's early-warning signal to the ranks, and requeueing the job when the
-# program reports "preempted, checkpoint written" (exit code 3).
+# Slurm's early-warning signal to the ranks, restarting the step after a
+# failure within the same job, and requeueing the job when the program
+# reports "preempted, checkpoint written" (exit code 3).
 #
 # Preemption, step by step:
 #   1. Slurm sends SIGUSR1 to this batch shell 120 s before the time limit
@@ -26,10 +27,22 @@
 #   PreemptMode=REQUEUE Slurm requeues it itself. The job ends with exit code
 #   3 and its checkpoint; a new job with the same CIFAR_RUN_DIR resumes.
 #
+# Failures (jobs/cifar_restart.sh): a step that fails with any exit code but
+# 2 (configuration) or 5 (divergence), and was not asked to stop, is started
+# again in the same allocation, up to CIFAR_MAX_RESTARTS times (default 3),
+# after CIFAR_RESTART_BACKOFF s (default 10, doubling), and resumes from the
+# newest checkpoint. Before each restart the job's nodes are checked: a node
+# Slurm removed from the job (#SBATCH --no-kill keeps the allocation when a
+# node fails), reports down, drained or not responding, or that does not run
+# a probe step within CIFAR_PROBE_TIMEOUT s is left out (srun --exclude, the
+# same tasks per node on fewer nodes; cifar_mpi resumes at the new world
+# size). Each restart is logged with its cause and the nodes lost.
+#
 # Environment (see also jobs/cifar_common.sh): CIFAR_BUILD, CIFAR_CONFIG,
 # CIFAR_DATA, CIFAR_RUN_DIR (default <submit dir>/runs/<job name>_<job id>),
 # CIFAR_EXTRA_ARGS, CIFAR_LAUNCHER=srun|mpirun, CIFAR_MPIRUN_ARGS,
-# CIFAR_REQUEUE, CIFAR_MAX_REQUEUES. Arguments go to cifar_mpi unchanged.
+# CIFAR_REQUEUE, CIFAR_MAX_REQUEUES, CIFAR_MAX_RESTARTS, CIFAR_RESTART_BACKOFF,
+# CIFAR_PROBE_TIMEOUT. Arguments go to cifar_mpi unchanged.
 set -euo pipefail
 
 jobs_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -40,6 +53,7 @@ source "$jobs_dir/cifar_common.sh"
   cifar_die "not inside a Slurm allocation: submit with sbatch jobs/train.slurm (or use jobs/local_mpirun.sh)"
 
 cifar_resolve_paths "$(dirname "$jobs_dir")" "${SLURM_SUBMIT_DIR:-$PWD}/runs/${SLURM_JOB_NAME:-cifar}_${SLURM_JOB_ID}"
+cifar_check_restart_settings
 cpus_per_task=${SLURM_CPUS_PER_TASK:-1}
 # Since Slurm 22.05 srun no longer inherits --cpus-per-task from sbatch; without
 # this every rank would be squeezed onto one core.
@@ -47,48 +61,62 @@ export SRUN_CPUS_PER_TASK=$cpus_per_task
 cifar_export_rank_env "$cpus_per_task"
 cifar_program_args "$@"
 
-case ${CIFAR_LAUNCHER:-srun} in
+launcher_name=${CIFAR_LAUNCHER:-srun}
+case $launcher_name in
   # srun starts the ranks itself and hands Open MPI its world through PMIx
   # (check `srun --mpi=list` shows pmix). Every rank sees all GPUs of its node
   # and takes cuda:<local rank>. No --kill-on-bad-exit: ranks that end with
   # code 3 one after another must not have the slower ones killed mid-exit;
   # real failures end the whole job through MPI_Abort.
-  srun) launcher=(srun --mpi=pmix) ;;
+  srun) ;;
   # mpirun inside the allocation reads the node list and slots from Slurm and
   # starts its daemons with srun. Use it where srun lacks PMIx support. It
   # forwards SIGUSR1 to the ranks, but answers SIGTERM by ending the job with
   # exit code 1 whatever the ranks do, so forward_signal passes SIGTERM on to
   # it as SIGUSR1: the ranks checkpoint and exit 3 either way.
-  mpirun)
-    cifar_mpirun_command "${SLURM_NTASKS:?SLURM_NTASKS unset: request tasks with --ntasks or --ntasks-per-node}"
-    launcher=("${CIFAR_MPIRUN[@]}")
-    ;;
+  mpirun) : "${SLURM_NTASKS:?SLURM_NTASKS unset: request tasks with --ntasks or --ntasks-per-node}" ;;
   *) cifar_die "CIFAR_LAUNCHER=$CIFAR_LAUNCHER: use srun or mpirun" ;;
 esac
 
 cifar_log "job ${SLURM_JOB_ID} (restart ${SLURM_RESTART_COUNT:-0}) on ${SLURM_JOB_NODELIST:-?}:" \
   "${SLURM_NTASKS:-?} task(s), ${cpus_per_task} CPU(s) per task, run folder ${CIFAR_RUN_DIR}"
-cifar_log "launch: ${launcher[*]} ${CIFAR_BIN} ${CIFAR_ARGS[*]}"
 
-# The launcher runs in the background: a shell waiting on a foreground child
-# runs no trap until that child ends, which would be after the time limit.
-"${launcher[@]}" "$CIFAR_BIN" "${CIFAR_ARGS[@]}" &
-step_pid=$!
+# The hooks of cifar_supervise (jobs/cifar_restart.sh). The launcher runs in
+# the background: a shell waiting on a foreground child runs no trap until
+# that child ends, which would be after the time limit.
+start_step() {
+  cifar_slurm_step_layout "$launcher_name"
+  case $launcher_name in
+    srun) launcher=(srun --mpi=pmix "${CIFAR_STEP_LAYOUT[@]}") ;;
+    mpirun)
+      cifar_mpirun_command "$(cifar_slurm_ntasks)"
+      launcher=("${CIFAR_MPIRUN[@]}" "${CIFAR_STEP_LAYOUT[@]}")
+      ;;
+  esac
+  cifar_log "launch: ${launcher[*]} ${CIFAR_BIN} ${CIFAR_ARGS[*]}"
+  "${launcher[@]}" "$CIFAR_BIN" "${CIFAR_ARGS[@]}" &
+  CIFAR_STEP_PID=$!
+}
+prepare_restart() { cifar_slurm_drop_lost_nodes; }
+
 terminated_by_slurm=0
-
 # shellcheck disable=SC2317  # called by the traps below
 forward_signal() {
   local signal=$1
+  cifar_request_stop "$1"
   [[ $signal != TERM ]] || terminated_by_slurm=1
-  [[ ${launcher[0]} != mpirun ]] || signal=USR1  # see the mpirun case above
-  cifar_log "received SIG$1; forwarding it to the job step as SIG$signal (${launcher[0]} pid ${step_pid})"
-  kill -s "$signal" "$step_pid" 2>/dev/null || true
+  # Between two launches nothing runs: cifar_supervise stops, and the status
+  # below acts as exit code 3 (the newest checkpoint is on disk).
+  [[ -n $CIFAR_STEP_PID ]] || return 0
+  [[ $launcher_name != mpirun ]] || signal=USR1  # see the mpirun case above
+  cifar_log "received SIG$1; forwarding it to the job step as SIG$signal (${launcher[0]} pid ${CIFAR_STEP_PID})"
+  kill -s "$signal" "$CIFAR_STEP_PID" 2>/dev/null || true
 }
 trap 'forward_signal USR1' USR1
 trap 'forward_signal TERM' TERM
 
-step_status=0
-cifar_wait "$step_pid" || step_status=$?
+cifar_supervise
+step_status=$CIFAR_STEP_STATUS
 
 case $step_status in
   0)
@@ -118,7 +146,7 @@ case $step_status in
     exit 3
     ;;
   *)
-    cifar_log "cifar_mpi failed with exit code ${step_status} (1 runtime, 2 configuration, 4 communication timeout; see the rank messages above)"
+    cifar_log "cifar_mpi failed with exit code ${step_status} ($(cifar_exit_meaning "$step_status"); see the rank messages above)"
     exit "$step_status"
     ;;
 esac

@@ -1,0 +1,382 @@
+# shellcheck shell=bash
+# jobs/cifar_restart.sh — restarting the training step after a failure, for
+# every launcher: which exit codes are worth a restart, the back-off, the
+# restart loop, and finding where the step can run again (the hosts of a
+# hostfile that still answer, for mpirun; the nodes of the Slurm allocation
+# that still answer, for srun or mpirun inside a job). Sourced by
+# jobs/cifar_common.sh; the launchers (jobs/local_mpirun.sh, jobs/run_cifar.sh)
+# call cifar_supervise with two functions of their own (see there).
+#
+# A restart runs the same command line: cifar_mpi resumes from the newest
+# complete checkpoint of the run folder (--resume auto), at another world size
+# when hosts or nodes were lost (it keeps the global batch: docs/checkpoint.md).
+#
+#   CIFAR_MAX_RESTARTS     restarts after failures (default 3; 0: never restart);
+#                          jobs/local_mpirun.sh --max-restarts N sets it
+#   CIFAR_RESTART_BACKOFF  seconds before the first restart, doubled before each next one,
+#                          at most 600 (default 10; decimals allowed)
+#   CIFAR_PROBE_TIMEOUT    seconds a host or node has to run `true` before a restart
+#                          leaves it out (default 30)
+
+# cifar_exit_meaning CODE: what cifar_mpi's (or its launcher's) exit code says.
+cifar_exit_meaning() {
+  local code=$1
+  case $code in
+    0) echo "finished" ;;
+    1) echo "runtime error, or another rank's failure" ;;
+    2) echo "configuration error" ;;
+    3) echo "preempted, checkpoint written" ;;
+    4) echo "communication timeout: a rank or host stalled or was lost" ;;
+    5) echo "diverged: a non-finite loss or gradient" ;;
+    *)
+      # 128 + N: a process (a rank, or the launcher) ended by signal N.
+      if ((code > 128 && code < 160)); then
+        echo "killed by signal $((code - 128)) (SIG$(kill -l $((code - 128)) 2>/dev/null || echo '?'))"
+      else
+        echo "the launcher's own failure: a daemon, host or node was lost, or a rank could not start"
+      fi
+      ;;
+  esac
+}
+
+# cifar_check_restart_settings: validates the knobs above before anything is
+# launched (a typo must not surface only after the first failure, hours later).
+cifar_check_restart_settings() {
+  CIFAR_MAX_RESTARTS=${CIFAR_MAX_RESTARTS:-3}
+  CIFAR_RESTART_BACKOFF=${CIFAR_RESTART_BACKOFF:-10}
+  CIFAR_PROBE_TIMEOUT=${CIFAR_PROBE_TIMEOUT:-30}
+  [[ $CIFAR_MAX_RESTARTS =~ ^[0-9]+$ ]] ||
+    cifar_die "the number of restarts (--max-restarts, CIFAR_MAX_RESTARTS) must be a whole number, 0 for none (got '$CIFAR_MAX_RESTARTS')"
+  [[ $CIFAR_RESTART_BACKOFF =~ ^[0-9]+(\.[0-9]+)?$ ]] ||
+    cifar_die "CIFAR_RESTART_BACKOFF must be a number of seconds (got '$CIFAR_RESTART_BACKOFF')"
+  [[ $CIFAR_PROBE_TIMEOUT =~ ^[1-9][0-9]*$ ]] ||
+    cifar_die "CIFAR_PROBE_TIMEOUT must be a whole number of seconds, at least 1 (got '$CIFAR_PROBE_TIMEOUT')"
+}
+
+# cifar_backoff_seconds N: the wait before restart N (1, 2, ...). Doubling
+# gives a failing node or file system time to come back, or an operator time
+# to look, without waiting long after a one-off crash; the cap keeps a large
+# CIFAR_MAX_RESTARTS from waiting for days.
+cifar_backoff_seconds() {
+  awk -v base="$CIFAR_RESTART_BACKOFF" -v n="$1" \
+    'BEGIN { d = base * 2 ^ (n - 1); if (d > 600) d = 600; printf "%g\n", d }'
+}
+
+# cifar_request_stop SIGNAL: called by the launchers' traps. A run asked to
+# stop (preemption, scancel, SIGTERM) is never restarted.
+CIFAR_STOP_REQUESTED=
+CIFAR_STEP_PID=
+cifar_request_stop() { CIFAR_STOP_REQUESTED=$1; }
+
+# cifar_pause SECONDS: sleeps, but returns as soon as a stop is requested
+# (bash runs a trap only between commands, so the sleep runs in the background).
+cifar_pause() {
+  local pid
+  sleep "$1" &
+  pid=$!
+  while kill -0 "$pid" 2>/dev/null && [[ -z $CIFAR_STOP_REQUESTED ]]; do
+    wait "$pid" || true
+  done
+  kill "$pid" 2>/dev/null || true
+  wait "$pid" 2>/dev/null || true
+}
+
+# cifar_newest_checkpoint: where a restart resumes, for the log (cifar_mpi
+# itself picks the newest checkpoint that reads back complete).
+cifar_newest_checkpoint() {
+  local files=("$CIFAR_RUN_DIR"/checkpoints/ckpt-*.pt)
+  if [[ -e ${files[-1]} ]]; then
+    echo "checkpoint ${files[-1]}"  # the names sort by epoch and step
+  else
+    echo "the start (no checkpoint yet)"
+  fi
+}
+
+# cifar_restart_wanted STATUS RESTARTS_SO_FAR: logs the step's end and
+# returns 0 when a restart may help. Codes 2 (configuration) and 5
+# (divergence) would recur: the same options, the same checkpoint. Code 3
+# (preempted) and 0 are the launcher's to handle. Any other code, the
+# launcher's own included, is a failure worth a restart.
+cifar_restart_wanted() {
+  local status=$1 restarts=$2 what
+  what="exit code $status ($(cifar_exit_meaning "$status"))"
+  case $status in
+    0 | 3) return 1 ;;
+    2 | 5)
+      cifar_log "step failed with $what: not restarting, it would fail the same way"
+      return 1
+      ;;
+  esac
+  if [[ -n $CIFAR_STOP_REQUESTED ]]; then
+    cifar_log "step ended with $what after SIG$CIFAR_STOP_REQUESTED: not restarting a run that was asked to stop"
+    return 1
+  fi
+  if ((restarts >= CIFAR_MAX_RESTARTS)); then
+    cifar_log "step failed with $what: not restarting, $restarts restart(s) done of at most" \
+      "$CIFAR_MAX_RESTARTS (--max-restarts, CIFAR_MAX_RESTARTS)"
+    return 1
+  fi
+  cifar_log "step failed with $what"
+  return 0
+}
+
+# cifar_supervise: runs the training step, and again after each failure worth
+# a restart, until it succeeds, stops or runs out of restarts. The launcher
+# defines
+#   start_step       starts the step in the background and sets CIFAR_STEP_PID;
+#   prepare_restart  finds where the step can run again (drops lost hosts or
+#                    nodes, sets the rank count), sets CIFAR_RESTART_NOTE to
+#                    say so; non-zero: nowhere (logged), no restart.
+# Sets CIFAR_STEP_STATUS, the code the launcher goes on with: the step's, or 3
+# when a stop request came during the back-off (nothing runs, and the newest
+# checkpoint is on disk: the same state as a preempted step's).
+cifar_supervise() {
+  local restarts=0 delay
+  while :; do
+    start_step
+    CIFAR_STEP_STATUS=0
+    cifar_wait "$CIFAR_STEP_PID" || CIFAR_STEP_STATUS=$?
+    CIFAR_STEP_PID=
+    cifar_restart_wanted "$CIFAR_STEP_STATUS" "$restarts" || return 0
+    restarts=$((restarts + 1))
+    CIFAR_RESTART_NOTE=
+    prepare_restart || return 0
+    delay=$(cifar_backoff_seconds "$restarts")
+    cifar_log "restart $restarts of at most $CIFAR_MAX_RESTARTS in ${delay} s after exit code $CIFAR_STEP_STATUS" \
+      "($(cifar_exit_meaning "$CIFAR_STEP_STATUS")); ${CIFAR_RESTART_NOTE}; resuming from $(cifar_newest_checkpoint)"
+    cifar_pause "$delay"
+    if [[ -n $CIFAR_STOP_REQUESTED ]]; then
+      cifar_log "SIG$CIFAR_STOP_REQUESTED before the restart: not restarting; the run folder resumes from" \
+        "$(cifar_newest_checkpoint) (exit code 3)"
+      CIFAR_STEP_STATUS=3
+      return 0
+    fi
+  done
+}
+
+# cifar_unanswering PROBE ITEM...: prints each ITEM for which `PROBE ITEM`
+# fails, probing all at once (a dead host costs one timeout, not one each).
+cifar_unanswering() {
+  local probe=$1 pids=() i
+  shift
+  local items=("$@")
+  for i in "${!items[@]}"; do
+    "$probe" "${items[i]}" >/dev/null 2>&1 &
+    pids[i]=$!
+  done
+  for i in "${!items[@]}"; do
+    cifar_wait "${pids[i]}" || echo "${items[i]}"
+  done
+}
+
+# cifar_join SEPARATOR WORD...: the words joined by SEPARATOR.
+cifar_join() {
+  local separator=$1 joined='' word
+  shift
+  for word in "$@"; do joined+=${joined:+$separator}$word; done
+  echo "$joined"
+}
+
+# ---- mpirun with a hostfile (jobs/local_mpirun.sh) ---------------------------
+
+# cifar_read_hostfile FILE: the hosts of an Open MPI hostfile, in order, each
+# once, in CIFAR_HOSTS, and their slots in CIFAR_HOST_SLOTS ("" where the
+# file gives none: Open MPI then counts the host's cores, which this script
+# cannot see). Comments and blank lines are skipped; a host named twice adds
+# up its slots, as Open MPI does.
+cifar_read_hostfile() {
+  local line host word slots i words
+  CIFAR_HOSTS=()
+  CIFAR_HOST_SLOTS=()
+  while IFS= read -r line || [[ -n $line ]]; do
+    line=${line%%#*}
+    read -r -a words <<<"$line"
+    ((${#words[@]})) || continue
+    host=${words[0]}
+    slots=
+    for word in "${words[@]:1}"; do
+      [[ $word =~ ^slots=([0-9]+)$ ]] && slots=${BASH_REMATCH[1]}
+    done
+    for i in "${!CIFAR_HOSTS[@]}"; do
+      if [[ ${CIFAR_HOSTS[i]} == "$host" ]]; then
+        [[ -n $slots && -n ${CIFAR_HOST_SLOTS[i]} ]] && CIFAR_HOST_SLOTS[i]=$((CIFAR_HOST_SLOTS[i] + slots))
+        continue 2
+      fi
+    done
+    CIFAR_HOSTS+=("$host")
+    CIFAR_HOST_SLOTS+=("$slots")
+  done <"$1"
+  ((${#CIFAR_HOSTS[@]})) || cifar_die "hostfile $1 names no host"
+}
+
+# cifar_probe_host HOST: can mpirun, with this launch's options (the same
+# ssh or launch agent, the same networks), start `true` on HOST in time? A
+# host that is down or cut off never answers; the timeout ends the wait.
+cifar_probe_host() {
+  local probe=(mpirun --host "$1" -np 1)
+  cifar_mpirun_site_options
+  timeout -k 5 "$CIFAR_PROBE_TIMEOUT" "${probe[@]}" "${CIFAR_MPIRUN_SITE[@]}" true
+}
+
+# cifar_drop_lost_hosts: prepare_restart for mpirun with a hostfile. Probes
+# every host still in use; one that does not answer is left out from now on:
+# CIFAR_HOSTFILE becomes <run folder>/hostfile.alive without it, and
+# CIFAR_NP the ranks the remaining hosts hold — the lost hosts' share fewer,
+# or at most the remaining slots where the hostfile gives them.
+cifar_drop_lost_hosts() {
+  local lost=() alive=() alive_slots=() i host known_slots=1 total=0 np
+  mapfile -t lost < <(cifar_unanswering cifar_probe_host "${CIFAR_HOSTS[@]}")
+  if ((${#lost[@]} == 0)); then
+    CIFAR_RESTART_NOTE="no host lost (all ${#CIFAR_HOSTS[@]} answer a probe): again $CIFAR_NP rank(s)"
+    return 0
+  fi
+  for i in "${!CIFAR_HOSTS[@]}"; do
+    host=${CIFAR_HOSTS[i]}
+    [[ " ${lost[*]} " == *" $host "* ]] && continue
+    alive+=("$host")
+    alive_slots+=("${CIFAR_HOST_SLOTS[i]}")
+    if [[ -n ${CIFAR_HOST_SLOTS[i]} ]]; then total=$((total + CIFAR_HOST_SLOTS[i])); else known_slots=0; fi
+  done
+  if ((${#alive[@]} == 0)); then
+    cifar_log "lost every host: none of $(cifar_join , "${CIFAR_HOSTS[@]}") ran a probe within" \
+      "${CIFAR_PROBE_TIMEOUT} s: not restarting"
+    return 1
+  fi
+  if ((known_slots)); then
+    np=$((CIFAR_NP < total ? CIFAR_NP : total))
+  else
+    np=$((CIFAR_NP * ${#alive[@]} / ${#CIFAR_HOSTS[@]}))
+    ((np > 0)) || np=1
+  fi
+  CIFAR_HOSTFILE=$CIFAR_RUN_DIR/hostfile.alive
+  for i in "${!alive[@]}"; do
+    echo "${alive[i]}${alive_slots[i]:+ slots=${alive_slots[i]}}"
+  done >"$CIFAR_HOSTFILE"
+  CIFAR_RESTART_NOTE="lost host(s) $(cifar_join , "${lost[@]}") (no answer to a probe within ${CIFAR_PROBE_TIMEOUT} s);"
+  CIFAR_RESTART_NOTE+=" continuing on $(cifar_join , "${alive[@]}") with $np rank(s) instead of $CIFAR_NP ($CIFAR_HOSTFILE)"
+  CIFAR_HOSTS=("${alive[@]}")
+  CIFAR_HOST_SLOTS=("${alive_slots[@]}")
+  CIFAR_NP=$np
+}
+
+# ---- Slurm (jobs/run_cifar.sh) -----------------------------------------------
+# With `#SBATCH --no-kill` a failed node does not end the allocation: Slurm
+# removes it from the job, and new steps may run on the nodes that remain.
+
+# cifar_slurm_tasks_per_node: the job's tasks per node (the layout a restart
+# keeps on fewer nodes).
+cifar_slurm_tasks_per_node() {
+  if [[ -n ${SLURM_NTASKS_PER_NODE:-} ]]; then
+    echo "$SLURM_NTASKS_PER_NODE"
+  elif [[ ${SLURM_TASKS_PER_NODE:-} =~ ^([0-9]+)(\(x[0-9]+\))?$ ]]; then  # "8(x4)": 8 on each of 4 nodes
+    echo "${BASH_REMATCH[1]}"
+  else  # uneven: the average, rounded down
+    echo $((SLURM_NTASKS / ${SLURM_JOB_NUM_NODES:-${SLURM_NNODES:-1}}))
+  fi
+}
+
+# cifar_slurm_job_nodes: the job's nodes now, one a line. Slurm removes a
+# failed node from a --no-kill job's NodeList (SLURM_JOB_NODELIST keeps the
+# first allocation).
+cifar_slurm_job_nodes() {
+  local list
+  list=$(scontrol show job "$SLURM_JOB_ID" 2>/dev/null | tr ' ' '\n' | sed -n 's/^NodeList=//p' | head -n 1)
+  [[ -n $list && $list != "(null)" ]] || list=$SLURM_JOB_NODELIST
+  scontrol show hostnames "$list"
+}
+
+# cifar_slurm_unusable_nodes NODE...: "NODE STATE" for each node that Slurm
+# reports down, drained or draining, failing, or not responding (a state
+# ending in '*'): the controller notices a dead node only after
+# SlurmdTimeout (default 300 s), hence the probes as well.
+cifar_slurm_unusable_nodes() {
+  sinfo -h -N -n "$(cifar_join , "$@")" -o '%N %T' 2>/dev/null |
+    awk '$2 ~ /[*]$/ || $2 ~ /^(down|drain|fail|inval|unknown|power|future|reboot)/ { print $1, $2 }' | sort -u
+}
+
+# cifar_slurm_probe_node NODE: can a step start `true` on NODE in time?
+# --overlap: the failed step may still be completing on the node's CPUs.
+cifar_slurm_probe_node() {
+  timeout -k 5 "$CIFAR_PROBE_TIMEOUT" srun --overlap --mpi=none --nodes=1 --ntasks=1 --ntasks-per-node=1 \
+    --nodelist="$1" --quiet true
+}
+
+# cifar_slurm_drop_lost_nodes: prepare_restart under Slurm. The nodes still
+# in use that Slurm removed from the job, reports unusable, or that do not
+# run a probe are left out from now on: CIFAR_SLURM_NODES keeps the others,
+# CIFAR_SLURM_LOST gathers the lost ones, and cifar_slurm_step_layout gives
+# the launcher the smaller layout (the same tasks per node).
+CIFAR_SLURM_NODES=()
+CIFAR_SLURM_LOST=()
+cifar_slurm_drop_lost_nodes() {
+  local current=() answering=() alive=() node state notes=()
+  local -A why=()
+  ((${#CIFAR_SLURM_NODES[@]})) || mapfile -t CIFAR_SLURM_NODES < <(scontrol show hostnames "$SLURM_JOB_NODELIST")
+  mapfile -t current < <(cifar_slurm_job_nodes)
+  if ((${#current[@]})); then
+    for node in "${CIFAR_SLURM_NODES[@]}"; do
+      [[ " ${current[*]} " == *" $node "* ]] || why[$node]="removed from the job by Slurm"
+    done
+  fi
+  while read -r node state; do
+    [[ -n $node && -z ${why[$node]:-} ]] && why[$node]="Slurm reports it $state"
+  done < <(cifar_slurm_unusable_nodes "${CIFAR_SLURM_NODES[@]}")
+  for node in "${CIFAR_SLURM_NODES[@]}"; do
+    [[ -n ${why[$node]:-} ]] || answering+=("$node")
+  done
+  while read -r node; do
+    why[$node]="no answer to a probe within ${CIFAR_PROBE_TIMEOUT} s"
+  done < <(cifar_unanswering cifar_slurm_probe_node "${answering[@]}")
+  for node in "${CIFAR_SLURM_NODES[@]}"; do
+    if [[ -n ${why[$node]:-} ]]; then
+      notes+=("$node (${why[$node]})")
+      CIFAR_SLURM_LOST+=("$node")
+    else
+      alive+=("$node")
+    fi
+  done
+  if ((${#notes[@]} == 0)); then
+    CIFAR_RESTART_NOTE="no node lost (all ${#CIFAR_SLURM_NODES[@]} usable): again $(cifar_slurm_ntasks) task(s)"
+    return 0
+  fi
+  if ((${#alive[@]} == 0)); then
+    cifar_log "lost every node of the job: $(cifar_join ', ' "${notes[@]}"): not restarting"
+    return 1
+  fi
+  local before
+  before=$(cifar_slurm_ntasks)
+  CIFAR_SLURM_NODES=("${alive[@]}")
+  CIFAR_RESTART_NOTE="lost node(s) $(cifar_join ', ' "${notes[@]}"); continuing on $(cifar_join , "${alive[@]}")"
+  CIFAR_RESTART_NOTE+=" with $(cifar_slurm_ntasks) task(s) instead of $before"
+}
+
+# cifar_slurm_ntasks: the tasks of the next step.
+cifar_slurm_ntasks() {
+  if ((${#CIFAR_SLURM_LOST[@]})); then
+    echo $((${#CIFAR_SLURM_NODES[@]} * $(cifar_slurm_tasks_per_node)))
+  else
+    echo "${SLURM_NTASKS:-?}"
+  fi
+}
+
+# shellcheck disable=SC2034  # CIFAR_STEP_LAYOUT is the launcher's (jobs/run_cifar.sh)
+# cifar_slurm_step_layout srun|mpirun: sets CIFAR_STEP_LAYOUT, the launcher's
+# options that place the step: none while no node was lost (the whole
+# allocation, as Slurm laid it out), else the remaining nodes with the same
+# tasks per node.
+cifar_slurm_step_layout() {
+  CIFAR_STEP_LAYOUT=()
+  ((${#CIFAR_SLURM_LOST[@]})) || return 0
+  local per_node node hosts=()
+  per_node=$(cifar_slurm_tasks_per_node)
+  case $1 in
+    srun)
+      CIFAR_STEP_LAYOUT=(--nodes="${#CIFAR_SLURM_NODES[@]}" --ntasks="$(cifar_slurm_ntasks)"
+        --ntasks-per-node="$per_node" --exclude="$(cifar_join , "${CIFAR_SLURM_LOST[@]}")")
+      ;;
+    mpirun)
+      for node in "${CIFAR_SLURM_NODES[@]}"; do hosts+=("$node:$per_node"); done
+      CIFAR_STEP_LAYOUT=(--host "$(cifar_join , "${hosts[@]}")")
+      ;;
+  esac
+}

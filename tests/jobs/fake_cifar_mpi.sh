@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# tests/jobs/fake_cifar_mpi.sh — a stand-in for cifar_mpi (or for the launcher
+# srun / mpirun) in the tests of the job scripts' restarts, installed under
+# the name it stands in for. Each launch appends its name and arguments as a
+# line to $FAKE_LAUNCHES, then ends as the next word of $FAKE_EXITS says (the
+# last word repeats): a number is an exit code, "kill9" kills itself with
+# SIGKILL. A launcher's probe (`... true`) is answered at once: it fails for
+# the nodes named in $FAKE_DEAD_NODES (--nodelist=NODE or --host NODE), an
+# entry NODE@K only once K launches were made.
+set -euo pipefail
+
+if [[ ${!#} == true ]]; then
+  made=0
+  [[ ! -f ${FAKE_LAUNCHES:-} ]] || made=$(wc -l <"$FAKE_LAUNCHES")
+  for entry in ${FAKE_DEAD_NODES:-}; do
+    dead=${entry%@*}
+    [[ $entry != *@* ]] || ((made >= ${entry#*@})) || continue
+    for word in "$@"; do
+      [[ $word != "--nodelist=$dead" && $word != "$dead" ]] || exit 1
+    done
+  done
+  exit 0
+fi
+echo "${0##*/} $*" >>"${FAKE_LAUNCHES:?}"
+n=$(wc -l <"$FAKE_LAUNCHES")
+read -r -a exits <<<"${FAKE_EXITS:-0}"
+((n <= ${#exits[@]})) || n=${#exits[@]}
+case ${exits[n - 1]} in
+  kill9) kill -9 $$ ;;
+  *) exit "${exits[n - 1]}" ;;
+esac

@@ -1,0 +1,136 @@
+#!/usr/bin/env bash
+# tests/jobs/restart_policy.sh WORK — which failures jobs/local_mpirun.sh
+# restarts, how often, after how long, with a stand-in program
+# (fake_cifar_mpi.sh, launched by the real mpirun) whose exit codes the
+# test chooses:
+#   * exit code 2 (configuration) and 5 (divergence): never restarted;
+#   * exit code 3 (preempted): passed on, not restarted;
+#   * always exit code 1 with --max-restarts 2: exactly 3 launches, then exit 1;
+#   * exit code 4, then killed by SIGKILL, then success: two restarts after
+#     0.5 s and 1 s (CIFAR_RESTART_BACKOFF, doubling), each logged with its
+#     cause, then exit 0; every launch resumes (--resume auto);
+#   * SIGTERM during the back-off: no further launch, exit 3 at once;
+#   * a bad --max-restarts or CIFAR_MAX_RESTARTS: refused before any launch.
+# Then the arithmetic of a restart after a lost host (cifar_read_hostfile,
+# cifar_drop_lost_hosts with a stand-in probe): which hosts stay, their
+# hostfile, and the ranks they hold.
+here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=tests/e2e/common.sh
+source "$here/../e2e/common.sh"
+
+build=$PWD/fake-build
+mkdir -p "$build"
+cp "$here/fake_cifar_mpi.sh" "$build/cifar_mpi"
+export CIFAR_BUILD=$build CIFAR_CONFIG='' CIFAR_RUN_DIR=$PWD/run CIFAR_RESTART_BACKOFF=0 CIFAR_MAX_RESTARTS=3
+export FAKE_LAUNCHES FAKE_EXITS
+unset CIFAR_MPIRUN_ARGS CIFAR_EXTRA_ARGS
+
+# launch NAME EXITS [local_mpirun.sh options...]: one rank of the stand-in,
+# ending as EXITS says; sets rc, log (NAME.log), launches and seconds.
+launch() {
+  local name=$1 start
+  FAKE_LAUNCHES=$PWD/$name.launches FAKE_EXITS=$2 log=$name.log rc=0 start=$(date +%s.%N)
+  bash "$SOURCE_DIR/jobs/local_mpirun.sh" -n 1 -c 1 "${@:3}" >"$log" 2>&1 || rc=$?
+  seconds=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
+  launches=0
+  [[ ! -f $FAKE_LAUNCHES ]] || launches=$(wc -l <"$FAKE_LAUNCHES")
+  echo "$name (exits: $2): exit code $rc after $launches launch(es), ${seconds} s"
+}
+# expect RC LAUNCHES [REGEX...]: the last launch's outcome, and lines of its log.
+expect() {
+  local want_rc=$1 want_launches=$2 re
+  shift 2
+  [[ $rc == "$want_rc" && $launches == "$want_launches" ]] ||
+    { cat "$log"; fail "$log: exit code $rc after $launches launch(es), expected $want_rc after $want_launches"; }
+  for re in "$@"; do
+    grep -Eq -- "$re" "$log" || { cat "$log"; fail "$log lacks /$re/"; }
+  done
+}
+no_restart_in() { if grep -q 'restart 1 of' "$1"; then cat "$1"; fail "$1: restarted"; fi; }
+
+launch config 2
+expect 2 1 'step failed with exit code 2 \(configuration error\): not restarting, it would fail the same way'
+no_restart_in config.log
+launch diverged 5
+expect 5 1 'step failed with exit code 5 \(diverged: a non-finite loss or gradient\): not restarting'
+no_restart_in diverged.log
+launch preempted 3
+expect 3 1
+no_restart_in preempted.log
+
+launch always_failing 1 --max-restarts 2
+expect 1 3 'restart 1 of at most 2 in 0 s after exit code 1 \(runtime error, or another rank.s failure\); again 1 rank\(s\) on this machine; resuming from the start' \
+  'restart 2 of at most 2 in 0 s after exit code 1' \
+  'step failed with exit code 1 .*: not restarting, 2 restart\(s\) done of at most 2 \(--max-restarts, CIFAR_MAX_RESTARTS\)'
+grep -m3 -E 'restart [0-9] of|not restarting' always_failing.log
+
+CIFAR_RESTART_BACKOFF=0.5
+launch recovering "4 kill9 0"
+CIFAR_RESTART_BACKOFF=0
+expect 0 3 'restart 1 of at most 3 in 0.5 s after exit code 4 \(communication timeout' \
+  'restart 2 of at most 3 in 1 s after exit code [0-9]+ \(killed by signal 9 \(SIGKILL\)|the launcher.s own failure'
+grep -E 'restart [0-9] of' recovering.log
+awk -v s="$seconds" 'BEGIN { exit !(s >= 1.5) }' || fail "the back-offs of 0.5 s and 1 s took only $seconds s in all"
+(($(grep -c -- '--resume auto' recovering.launches) == 3)) || { cat recovering.launches; fail "not every launch resumes"; }
+
+# SIGTERM while the script waits to restart: no further launch, exit code 3.
+FAKE_LAUNCHES=$PWD/term.launches FAKE_EXITS=1 CIFAR_RESTART_BACKOFF=60 \
+  bash "$SOURCE_DIR/jobs/local_mpirun.sh" -n 1 -c 1 >term.log 2>&1 &
+launcher=$!
+for _ in $(seq 300); do
+  grep -q 'restart 1 of' term.log && break
+  sleep 0.1
+done
+grep -q 'restart 1 of at most 3 in 60 s' term.log || { cat term.log; fail "no restart announced within 30 s"; }
+start=$SECONDS
+kill -TERM "$launcher"
+rc=0
+wait "$launcher" || rc=$?
+log=term.log launches=$(wc -l <term.launches)
+expect 3 1 'SIGTERM before the restart: not restarting; the run folder resumes from the start \(no checkpoint yet\) \(exit code 3\)'
+((SECONDS - start < 10)) || fail "SIGTERM during the back-off took $((SECONDS - start)) s to end the script"
+echo "SIGTERM during a 60 s back-off: exit code 3 after $((SECONDS - start)) s, no second launch"
+
+# Bad settings are refused before anything runs.
+launch bad_option 0 --max-restarts many
+expect 2 0 'must be a whole number, 0 for none \(got .many.\)'
+CIFAR_RESTART_BACKOFF=soon
+launch bad_backoff 0
+CIFAR_RESTART_BACKOFF=0
+expect 2 0 'CIFAR_RESTART_BACKOFF must be a number of seconds \(got .soon.\)'
+
+# The hosts a restart keeps: hostfile parsing and the ranks of the hosts left.
+# shellcheck source=jobs/cifar_common.sh
+source "$SOURCE_DIR/jobs/cifar_common.sh"
+CIFAR_RUN_DIR=$PWD/hosts CIFAR_PROBE_TIMEOUT=3
+mkdir -p "$CIFAR_RUN_DIR"
+cifar_probe_host() { [[ " $lost_hosts " != *" $1 "* ]]; }  # the stand-in probe
+# hosts FILE_TEXT NP LOST: reads the hostfile, loses LOST, keeps the result.
+hosts() {
+  printf '%b' "$1" >hostfile.txt
+  cifar_read_hostfile hostfile.txt
+  CIFAR_NP=$2 lost_hosts=$3 dropped=0
+  cifar_drop_lost_hosts || dropped=$?
+}
+hosts 'a slots=2\n# rack 2:\nb slots=2   # spare\n\n  c slots=2\na slots=1\n' 7 b
+[[ $dropped == 0 && ${CIFAR_HOSTS[*]} == "a c" && ${CIFAR_HOST_SLOTS[*]} == "3 2" && $CIFAR_NP == 5 ]] ||
+  fail "losing b of a(3) b(2) c(2) with 7 ranks: hosts '${CIFAR_HOSTS[*]}' slots '${CIFAR_HOST_SLOTS[*]}' np $CIFAR_NP"
+[[ $(cat "$CIFAR_HOSTFILE") == $'a slots=3\nc slots=2' ]] || fail "hostfile.alive: $(cat "$CIFAR_HOSTFILE")"
+[[ $CIFAR_RESTART_NOTE == "lost host(s) b (no answer to a probe within 3 s); continuing on a,c with 5 rank(s) instead of 7 ($CIFAR_HOSTFILE)" ]] ||
+  fail "note: $CIFAR_RESTART_NOTE"
+echo "lost b of a(3) b(2) c(2), 7 ranks: $CIFAR_RESTART_NOTE"
+hosts 'a slots=4\nb slots=4\n' 2 b
+[[ ${CIFAR_HOSTS[*]} == a && $CIFAR_NP == 2 ]] || fail "2 ranks that fit on a: hosts ${CIFAR_HOSTS[*]}, np $CIFAR_NP"
+hosts 'a\nb\nc\nd\n' 8 'b d'
+[[ ${CIFAR_HOSTS[*]} == "a c" && $CIFAR_NP == 4 && $(cat "$CIFAR_HOSTFILE") == $'a\nc' ]] ||
+  fail "no slots given, losing 2 of 4 hosts with 8 ranks: hosts ${CIFAR_HOSTS[*]}, np $CIFAR_NP"
+hosts 'a slots=1\nb slots=1\n' 2 ''
+[[ $dropped == 0 && $CIFAR_NP == 2 && $CIFAR_RESTART_NOTE == "no host lost (all 2 answer a probe): again 2 rank(s)" ]] ||
+  fail "nothing lost: np $CIFAR_NP, note $CIFAR_RESTART_NOTE"
+hosts 'a slots=1\nb slots=1\n' 2 'a b' >lost_all.log
+if [[ $dropped != 1 ]] || ! grep -q 'lost every host: none of a,b ran a probe' lost_all.log; then
+  cat lost_all.log
+  fail "losing every host must stop the restarts"
+fi
+echo "hostfile arithmetic: 5 cases pass"
+echo PASS
