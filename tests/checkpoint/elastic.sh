@@ -68,8 +68,7 @@ same_as_straight() {
   steps "$@" >"$model.steps"
   diff straight.steps "$model.steps" >/dev/null || fail "$label: some optimiser step trained other samples than the 4-rank run's"
   echo "$label: all $(wc -l <"$model.steps") optimiser steps trained the 4-rank run's samples"
-  "$COMPARE_MODELS" straight.pth "$model" --rtol 1e-5 | tail -n 1
-  "$COMPARE_MODELS" straight.pth "$model" --rtol 1e-5 >/dev/null || fail "$label: the model differs from the 4-rank run's"
+  compare straight.pth "$model" 1e-5 "$label: the model differs from the 4-rank run's"
 }
 
 traced straight 4 straight.log "${opts[@]}" --output straight.pth --checkpoint-dir ckpt --checkpoint-every-steps 4 \
