@@ -105,13 +105,13 @@ same_as_straight "4 -> 2 -> 3" to2to3.pth head.trace to2.head to2to3.rank*
 rc=0
 run 5 five.log "${opts[@]}" --output five.pth --resume "$mid" || rc=$?
 [[ $rc == 1 ]] || { cat five.log; fail "resuming a global micro-batch of 24 on 5 ranks exited $rc, expected 1"; }
-expect_in five.log 'global batch of 24 samples \(6 per rank x 4 ranks\) does not divide among 5 ranks; resume on 1, 2, 3, 4, 6, 8, 12, 24 ranks'
+expect_in five.log 'global batch of 24 samples per optimiser step \(6 per rank x 4 ranks\) does not divide among 5 ranks, with or without gradient accumulation; resume on 1, 2, 3, 4, 6, 8, 12, 24 ranks'
 grep -m1 -o 'resume on 5 rank.*ranks' five.log | head -n 1
 rc=0
 run 2 batch7.log "${base[@]}" --batch-size 7 --output batch7.pth --resume "$mid" || rc=$?
 [[ $rc == 1 ]] || { cat batch7.log; fail "--batch-size 7 on 2 ranks exited $rc, expected 1"; }
-expect_in batch7.log 'global micro-batch of 24 \(6 per rank x 4 ranks\); this run asks for 7 per rank x 2 ranks = 14.*pass --batch-size 12'
-grep -m1 -o 'global micro-batch of 24.*--batch-size 6)' batch7.log
+expect_in batch7.log 'global batch of 24 per optimiser step \(6 per rank x 4 ranks\); this run asks for 7 per rank x 2 ranks = 14.*pass --batch-size 12 --accumulate 1'
+grep -m1 -o 'global batch of 24 per.*--accumulate 1)' batch7.log
 # --batch-size 12 on 2 ranks keeps the global batch: accepted (2 steps are enough to show it).
 train 2 batch12.log "${base[@]}" --batch-size 12 --output batch12.pth --resume "$mid" --max-steps 6
 expect_in batch12.log 'continued on 2 rank\(s\) with 12 per rank'
