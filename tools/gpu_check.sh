@@ -34,6 +34,8 @@ readonly repo=$PWD
 : "${GPU_PYTHON:=}"                        # empty: /opt/torch/.venv/bin/python3, else python3
 : "${GPU_CUDA_HOME:=${CUDA_HOME:-/usr/local/cuda}}"
 : "${GPU_SEED_DDP:=.gpu/seed_ddp.py}"      # the Python reference recipe (convnet peer)
+: "${GPU_AIRBENCH:=.gpu/airbench}"         # a copy of ../shared/bench/airbench (airbench94.py, make_data.py)
+: "${GPU_SPEED_RUNS:=3}"                   # runs of each side in bench_speed94_*
 : "${GPU_BIN_DATA:=.gpu/cifar-10-batches-bin}"  # binary-layout data for the Python peers
 : "${GPU_IMAGES:=20000}"                   # training images in the synthetic data sets
 : "${GPU_BATCH:=256}"                      # per-rank batch, both sides of each comparison
@@ -44,8 +46,9 @@ readonly repo=$PWD
 : "${GPU_PACK_ARGS:=--synthetic $GPU_IMAGES}"
 # Arguments every cifar_mpi run shares; the training runs add theirs.
 : "${GPU_TRAIN_ARGS:=--batch-size $GPU_BATCH --log-every 10}"
-: "${GPU_STEP_TIMEOUTS:=deps=90 env=45 build=330 test_gpu=90 check_env=45 pack=45 train_nccl=60 train_mpi2=60 bench_convnet_cpp=60 bench_convnet_py=90 bench_resnet18_cpp=60 bench_resnet18_py=60 bench_convnet_bf16=45 bench_resnet18_bf16=45 bench_resnet18_nocl=45 bench_convnet_host=45 test_cpu=150 train_resume=120 bench_resnet18_host=45 bench_resnet18_py_bf16=60 train_graphs=90 bench_convnet_graphs=45 bench_resnet18_graphs=45}"
-readonly kAllSteps=(deps env build test_gpu check_env pack train_nccl train_mpi2 train_resume train_graphs test_cpu
+: "${GPU_STEP_TIMEOUTS:=deps=90 env=45 build=330 test_gpu=90 check_env=45 pack=45 train_nccl=60 train_mpi2=60 bench_convnet_cpp=60 bench_convnet_py=90 bench_resnet18_cpp=60 bench_resnet18_py=60 bench_convnet_bf16=45 bench_resnet18_bf16=45 bench_resnet18_nocl=45 bench_convnet_host=45 test_cpu=150 train_resume=120 bench_resnet18_host=45 bench_resnet18_py_bf16=60 train_graphs=90 bench_convnet_graphs=45 bench_resnet18_graphs=45 bench_speed94_cpp=90 bench_speed94_airbench=120}"
+readonly kAllSteps=(deps env build test_gpu check_env pack train_nccl train_mpi2 train_resume train_graphs
+                    bench_speed94_cpp bench_speed94_airbench test_cpu
                     bench_convnet_cpp bench_convnet_graphs bench_resnet18_graphs bench_convnet_host bench_convnet_py
                     bench_resnet18_cpp bench_resnet18_host bench_resnet18_py
                     bench_resnet18_bf16 bench_resnet18_py_bf16 bench_convnet_bf16 bench_resnet18_nocl)
@@ -346,6 +349,74 @@ resnet_py() {
 }
 step_bench_resnet18_py() { resnet_py; }
 step_bench_resnet18_py_bf16() { resnet_py --precision bf16; }
+
+# The speed recipe against the airbench94 peer on the same GPU and data: the
+# whole schedule (10 epochs of the synthetic file's images, drop-last, the
+# TTA evaluation at the end) GPU_SPEED_RUNS times each; the figure is each
+# side's mean seconds of training plus evaluation, the clock both publish.
+# With the real archive carried as .gpu/cifar-10-batches-bin the accuracies
+# mean something too (time to 94% on pristine data); on synthetic data only
+# the times compare.
+step_bench_speed94_cpp() {
+  local r times=()
+  for ((r = 0; r < GPU_SPEED_RUNS; r++)); do
+    "${kMpirun[@]}" -np 1 "$(cifar_mpi_bin)" --config config/speed94.ini --backend nccl --device cuda \
+      --data "$(speed94_data)" --seed "$r" --output "$GPU_WORK/speed94_$r.pth" --metrics "$OUT/speed94_$r.jsonl"
+    times+=("$(last_metric train_eval_seconds "$OUT/speed94_$r.jsonl")")
+  done
+  figure "train+eval s per run: ${times[*]}; mean $(mean "${times[@]}"); accuracy $(last_metric test_accuracy "$OUT/speed94_0.jsonl")"
+}
+
+step_bench_speed94_airbench() {
+  [[ -f $GPU_AIRBENCH/airbench94.py && -f $GPU_AIRBENCH/make_data.py ]] ||
+    { echo "$GPU_AIRBENCH/airbench94.py or make_data.py missing: carry a copy of ../shared/bench/airbench"; return 1; }
+  local bin data=$GPU_WORK/airbench_data
+  bin=$(speed_binary_data)
+  if [[ ! -f $data/train.pt ]]; then
+    tar -C "$(dirname "$bin")" -czf "$GPU_WORK/airbench_src.tar.gz" "$(basename "$bin")"
+    "$PY" "$GPU_AIRBENCH/make_data.py" "$GPU_WORK/airbench_src.tar.gz" "$data"
+  fi
+  # One extra first run: the peer's own warm-up (cuDNN autotuning, lazy CUDA init) is not in its figures.
+  (cd "$GPU_WORK" && AIRBENCH_DATA=$data AIRBENCH_RUNS=$((GPU_SPEED_RUNS + 1)) "$PY" "$repo/$GPU_AIRBENCH/airbench94.py")
+  local times
+  # Its final rows: "|  run  |  eval  | ... | tta_val_acc | total_time_seconds |"
+  read -r -a times < <(awk -F'|' '$3 ~ /eval/ { gsub(/ /, "", $8); printf "%s ", $8 }' "$OUT/$step.log")
+  figure "train+eval s per run (first is warm-up): ${times[*]}; mean of the rest $(mean "${times[@]:1}"); $(grep -m1 -oE 'Mean: [0-9.]+' "$OUT/$step.log")"
+}
+
+# speed_binary_data: CIFAR-10's binary layout at full size (5 x 10,000
+# training and 10,000 test images, so the schedule is the published 476
+# steps): the carried real folder, else random images and labels.
+speed_binary_data() {
+  if [[ -f $GPU_BIN_DATA/data_batch_1.bin ]]; then echo "$GPU_BIN_DATA"; return; fi
+  local dir=$GPU_WORK/speed/cifar-10-batches-bin
+  if [[ ! -f $dir/test_batch.bin ]]; then
+    mkdir -p "$dir"
+    "$PY" - "$dir" <<'EOF'
+import os, sys
+import numpy as np
+out = sys.argv[1]
+rng = np.random.default_rng(0)
+with open(os.path.join(out, "batches.meta.txt"), "w") as f:
+    f.write("\n".join(["airplane", "automobile", "bird", "cat", "deer", "dog", "frog", "horse", "ship", "truck"]) + "\n")
+for name in [f"data_batch_{i}.bin" for i in range(1, 6)] + ["test_batch.bin"]:
+    raw = rng.integers(0, 256, (10000, 3073), dtype=np.uint8)
+    raw[:, 0] = rng.integers(0, 10, 10000)
+    raw.tofile(os.path.join(out, name + ".tmp"))
+    os.replace(os.path.join(out, name + ".tmp"), os.path.join(out, name))
+EOF
+  fi
+  echo "$dir"
+}
+
+# speed94_data: speed_binary_data packed as HDF5 for cifar_mpi (the images the peer trains on).
+speed94_data() {
+  local out=$GPU_WORK/speed94.h5
+  [[ -f $out ]] || "$(tool_bin cifar_pack)" --input "$(speed_binary_data)" --output "$out" >&2
+  echo "$out"
+}
+
+mean() { printf '%s\n' "$@" | awk 'NF { s += $1; n++ } END { if (n) printf "%.2f\n", s / n; else print "n/a" }'; }
 
 # ---- the driver -------------------------------------------------------------------
 step_timeout() {

@@ -22,6 +22,7 @@ enum class FlipMode { Random, Alternating };
 enum class CropPadding { Zero, Reflect };
 enum class TtaMode { None, Mirror, MirrorTranslate };
 enum class OnNonFinite { Stop, Skip };  // a step whose averaged gradient is not finite
+enum class ElasticBatch { Global, PerRank };  // what a resume at another world size keeps
 
 // choice_names<E>(): every value of E with its option text, in --help order.
 template <typename E>
@@ -69,6 +70,11 @@ template <>
 struct ChoiceNames<OnNonFinite> {
   static constexpr std::array<std::pair<OnNonFinite, const char*>, 2> values{
       {{OnNonFinite::Stop, "stop"}, {OnNonFinite::Skip, "skip"}}};
+};
+template <>
+struct ChoiceNames<ElasticBatch> {
+  static constexpr std::array<std::pair<ElasticBatch, const char*>, 2> values{
+      {{ElasticBatch::Global, "global"}, {ElasticBatch::PerRank, "per-rank"}}};
 };
 
 template <typename E>

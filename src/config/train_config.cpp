@@ -226,6 +226,13 @@ void visit_checkpoint_options(CheckpointConfig& c, Visitor&& v) {
   v(s, "checkpoint-every-epochs", c.every_epochs, kFree, "checkpoint every N epochs (0: only at the end)");
   v(s, "keep-checkpoints", c.keep, kFree, "how many recent checkpoints to keep");
   v(s, "resume", c.resume, kFree, "none | auto (newest complete checkpoint in --checkpoint-dir) | PATH");
+  // kFree: a choice made when resuming, not part of what the run is; the
+  // global batch it leads to is recorded in the checkpoint.
+  v(s, "elastic-batch", c.elastic_batch, kFree,
+    "resuming at another world size: global (keep the global batch per optimiser step: the per-rank batch "
+    "becomes its share, with gradient accumulation when that does not divide; refused when the world size does "
+    "not divide it) | per-rank (keep --batch-size and --accumulate per rank: the global batch becomes batch x "
+    "ranks x accumulate and the learning rate scales with it, lr x new / original global batch)");
 }
 
 template <typename Visitor>

@@ -109,6 +109,7 @@ struct CheckpointConfig {
   int every_epochs = 1;
   int keep = 3;
   ResumeRequest resume;
+  ElasticBatch elastic_batch = ElasticBatch::Global;  // --elastic-batch: resuming at another world size
   bool enabled() const { return !dir.empty(); }
 };
 

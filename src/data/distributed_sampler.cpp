@@ -78,49 +78,33 @@ std::vector<int64_t> global_sample_order(const SamplerOptions& options) {
   return global;
 }
 
-int64_t global_position(int64_t batches_done, int batch_size, int world_size, int64_t per_rank) {
-  return std::min(batches_done * batch_size, per_rank) * world_size;
+int64_t epoch_end(int64_t num_samples, int world_size, int batch_size, bool drop_last) {
+  const int64_t total = samples_per_rank(num_samples, world_size, drop_last) * world_size;
+  const int64_t micro = static_cast<int64_t>(batch_size) * world_size;
+  return drop_last ? total / micro * micro : total;
 }
 
-int elastic_batch_size(int batch_size, int world_size, int new_world) {
-  const int64_t global = static_cast<int64_t>(batch_size) * world_size;
-  if (new_world >= 1 && global % new_world == 0) return static_cast<int>(global / new_world);
-  std::string divisors;
-  for (int64_t d = 1; d <= global; ++d)
-    if (global % d == 0) divisors += (divisors.empty() ? "" : ", ") + std::to_string(d);
-  throw ConfigError(strprintf("resume on %d rank(s): the checkpoint's global batch of %lld samples (%d per rank x %d "
-                              "ranks) does not divide among %d ranks; resume on %s ranks",
-                              new_world, static_cast<long long>(global), batch_size, world_size, new_world,
-                              divisors.c_str()));
-}
-
-std::vector<int64_t> resharded_indices(const SamplerOptions& written, int batch_size, int64_t position,
+std::vector<int64_t> resharded_indices(const SamplerOptions& order, int order_batch, int64_t position, int64_t block,
                                        int new_world, int new_rank) {
   CIFAR_CHECK(new_world >= 1 && new_rank >= 0 && new_rank < new_world, ConfigError,
               strprintf("resharding: rank %d is outside [0, %d)", new_rank, new_world));
-  const std::vector<int64_t> order = global_sample_order(written);
-  const int64_t total = static_cast<int64_t>(order.size());
-  const int64_t block = static_cast<int64_t>(batch_size) * written.world_size;  // the old global micro-batch
-  CIFAR_CHECK(batch_size >= 1 && position >= 0 && position <= total && (position % block == 0 || position == total),
-              ConfigError,
-              strprintf("resharding: position %lld is not a micro-batch boundary of an epoch of %lld positions on %d "
-                        "ranks", static_cast<long long>(position), static_cast<long long>(total),
-                        written.world_size));
-  // With drop_last the loader drops each rank's final partial micro-batch, so
-  // the old run never trains a short last block: the epoch ends at the last
-  // full one (and a short block that would not divide is no reason to refuse).
-  const int64_t last = written.drop_last ? total / block * block : total;
+  const std::vector<int64_t> global = global_sample_order(order);
+  const int64_t end = epoch_end(order.num_samples, order.world_size, order_batch, order.drop_last);
+  CIFAR_CHECK(order_batch >= 1 && block >= 1 && position >= 0 && position <= end, ConfigError,
+              strprintf("resharding: position %lld is outside the epoch's %lld positions on %d ranks (micro-batch "
+                        "%d per rank), or the micro-batch of %lld is empty",
+                        static_cast<long long>(position), static_cast<long long>(end), order.world_size, order_batch,
+                        static_cast<long long>(block)));
   std::vector<int64_t> mine;
-  for (int64_t start = position, end = 0; start < last; start = end) {
-    end = std::min(last, (start / block + 1) * block);  // where the old ranks' batches end
-    const int64_t size = end - start;
+  for (int64_t start = position; start < end; start += block) {
+    const int64_t size = std::min(block, end - start);
     if (size % new_world != 0)
-      throw ConfigError(strprintf("resume on %d rank(s): the old run's micro-batch at positions [%lld, %lld) of the "
-                                  "epoch holds %lld samples, which do not divide among %d ranks; resume on a world "
-                                  "size that divides it",
-                                  new_world, static_cast<long long>(start), static_cast<long long>(end),
+      throw ConfigError(strprintf("resume on %d rank(s): the micro-batch at positions [%lld, %lld) of the epoch "
+                                  "holds %lld samples, which do not divide among %d ranks; resume on a world size "
+                                  "that divides it",
+                                  new_world, static_cast<long long>(start), static_cast<long long>(start + size),
                                   static_cast<long long>(size), new_world));
-    for (int64_t k = start + new_rank; k < end; k += new_world) mine.push_back(order[static_cast<size_t>(k)]);
+    for (int64_t k = start + new_rank; k < start + size; k += new_world) mine.push_back(global[static_cast<size_t>(k)]);
   }
   return mine;
 }

@@ -44,25 +44,24 @@ std::vector<int64_t> distributed_sampler_indices(const SamplerOptions& options);
 // The epoch's global order for `options.world_size` ranks (rank ignored).
 std::vector<int64_t> global_sample_order(const SamplerOptions& options);
 
-// Global position after `batches_done` micro-batches of `batch_size` per rank.
-int64_t global_position(int64_t batches_done, int batch_size, int world_size, int64_t per_rank);
+// Where training of an epoch ordered by `world_size` ranks with micro-batches
+// of `batch_size` per rank ends in that order: its padded length, or with
+// drop_last the end of its last full micro-batch (the loader drops a rank's
+// short last one).
+int64_t epoch_end(int64_t num_samples, int world_size, int batch_size, bool drop_last);
 
-// The rest of the epoch that a run on `written.world_size` ranks with
-// `batch_size` per rank had reached at `position`, re-sharded for rank
-// `new_rank` of `new_world`: each remaining micro-batch block of the old run
-// is split among the new ranks by striding (block offset o goes to rank
-// o mod new_world). With a per-rank batch of G / new_world (elastic_batch_size)
-// every micro-batch, and so every optimiser step, trains the same samples
-// as the old run's did, and every remaining sample of the epoch is trained
-// exactly once (with drop_last: up to the last full block, as the loader
-// drops the short one). Throws ConfigError, naming the numbers, when a
-// remaining block does not divide among the new ranks.
-std::vector<int64_t> resharded_indices(const SamplerOptions& written, int batch_size, int64_t position,
+// The rest of an epoch, re-sharded for rank `new_rank` of `new_world`: the
+// positions [position, end) of the global order for `order.world_size` ranks
+// (end: epoch_end with `order_batch`, the per-rank micro-batch of the run
+// that began the epoch), cut from `position` on into micro-batch blocks of
+// `block` samples (the last one may be shorter), each split among the new
+// ranks by striding (block offset o goes to rank o mod new_world), so that
+// micro-batch m of every new rank together is block m. Every remaining sample
+// of the epoch is trained exactly once; with the old run's blocks (block =
+// its global micro-batch, elastic_step_shape) every micro-batch trains what
+// the old run's would have. Throws ConfigError, naming the numbers, when a
+// block does not divide among the new ranks.
+std::vector<int64_t> resharded_indices(const SamplerOptions& order, int order_batch, int64_t position, int64_t block,
                                        int new_world, int new_rank);
-
-// The per-rank micro-batch that keeps the old global micro-batch of
-// `batch_size` * `world_size` on `new_world` ranks, or ConfigError naming the
-// numbers and the world sizes that would divide it.
-int elastic_batch_size(int batch_size, int world_size, int new_world);
 
 }  // namespace cifar

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <limits>
 #include <map>
 #include <regex>
 #include <sstream>
@@ -73,6 +74,7 @@ class Fields {
   int64_t integer(const char* key) const { return get(key, &c10::IValue::isInt, "integer").toInt(); }
   double real(const char* key) const { return get(key, &c10::IValue::isDouble, "number").toDouble(); }
   std::string text(const char* key) const { return get(key, &c10::IValue::isString, "string").toStringRef(); }
+  bool flag(const char* key) const { return get(key, &c10::IValue::isBool, "boolean").toBool(); }
   at::Tensor tensor(const char* key) const { return get(key, &c10::IValue::isTensor, "tensor").toTensor(); }
   bool has(const char* key) const { return dict_.contains(c10::IValue(std::string(key))); }
 
@@ -241,7 +243,11 @@ std::vector<char> encode_checkpoint(const Checkpoint& c) {
   d.insert(std::string("batch_in_epoch"), static_cast<int64_t>(c.position.batch_in_epoch));
   d.insert(std::string("step"), static_cast<int64_t>(c.position.step));
   d.insert(std::string("order_world_size"), static_cast<int64_t>(c.position.order_world_size));
+  d.insert(std::string("order_batch_size"), static_cast<int64_t>(c.position.order_batch_size));
+  d.insert(std::string("batch_origin"), c.position.batch_origin);
   d.insert(std::string("global_position"), c.global_position);
+  d.insert(std::string("lr_global_batch"), c.lr_global_batch);
+  d.insert(std::string("reshaped"), c.reshaped);
   d.insert(std::string("epoch_loss_sum"), c.epoch_loss_sum);
   d.insert(std::string("epoch_loss_count"), c.epoch_loss_count);
   c10::List<std::string> config;
@@ -259,24 +265,60 @@ std::vector<char> encode_checkpoint(const Checkpoint& c) {
 }
 
 namespace {
+// The step shape is read as int64 and used in products: each part must fit an
+// int and the global batch per step too (then every product below fits int64).
+void check_step_shape(const Checkpoint& c, const std::string& path) {
+  const int64_t limit = std::numeric_limits<int>::max();
+  const int64_t micro = static_cast<int64_t>(c.batch_size) * c.world_size;
+  const bool each = c.batch_size >= 1 && c.world_size >= 1 && c.accumulate >= 1;
+  if (!each || micro > limit || micro * c.accumulate > limit)
+    throw CheckpointError(strprintf("checkpoint '%s' holds a step of %d per rank x %d ranks x %d micro-batches: not a "
+                                    "shape any run has (a damaged file)",
+                                    path.c_str(), c.batch_size, c.world_size, c.accumulate) + fix_hint(path));
+}
+
+int as_int(int64_t v) {
+  return v < std::numeric_limits<int>::min() || v > std::numeric_limits<int>::max() ? -1 : static_cast<int>(v);
+}
+
+// Where the checkpoint is in its epoch's global order, and what --lr is for.
 // Version 1 files predate elastic resume: their epoch followed their own
 // world size, and the global position is the per-rank one times the world.
-// Version 2 files record both; a global position that is not the per-rank
-// one times the global micro-batch is a damaged file.
-void read_global_position(const Fields& f, int64_t version, const std::string& path, Checkpoint& c) {
-  const int64_t derived = static_cast<int64_t>(c.position.batch_in_epoch) * c.batch_size * c.world_size;
-  if (version == 1) {
-    c.position.order_world_size = c.world_size;
-    c.global_position = derived;
-    return;
+// Version 2 files record the order's world size and the global position;
+// their global micro-batch never changed, so the order's per-rank batch
+// follows. Version 3 files record it all. A global position that is not the
+// origin plus the batches times the global micro-batch is a damaged file.
+void read_epoch_order(const Fields& f, int64_t version, const std::string& path, Checkpoint& c) {
+  TrainingPosition& p = c.position;
+  const int64_t micro = static_cast<int64_t>(c.batch_size) * c.world_size;
+  p.order_world_size = c.world_size;
+  p.order_batch_size = c.batch_size;
+  c.lr_global_batch = micro * c.accumulate;
+  if (version >= 2) {
+    p.order_world_size = as_int(f.integer("order_world_size"));
+    p.order_batch_size = p.order_world_size >= 1 && micro % p.order_world_size == 0
+                             ? static_cast<int>(micro / p.order_world_size) : -1;
   }
-  c.position.order_world_size = static_cast<int>(f.integer("order_world_size"));
-  c.global_position = f.integer("global_position");
-  if (c.global_position != derived || c.position.order_world_size < 1)
-    throw CheckpointError(strprintf("checkpoint '%s' holds global position %lld and order world size %d, but %ld "
-                                    "batch(es) of %d on %d ranks make position %lld: a damaged file",
+  if (version >= 3) {
+    p.order_batch_size = as_int(f.integer("order_batch_size"));
+    p.batch_origin = f.integer("batch_origin");
+    c.lr_global_batch = f.integer("lr_global_batch");
+    c.reshaped = f.flag("reshaped");
+  }
+  // Numbers from the file: no product may overflow, and no run has more ranks than samples.
+  int64_t derived = -1;
+  const bool counted = p.batch_in_epoch >= 0 && p.batch_origin >= 0 &&
+                       !__builtin_mul_overflow(static_cast<int64_t>(p.batch_in_epoch), micro, &derived) &&
+                       !__builtin_add_overflow(derived, p.batch_origin, &derived);
+  c.global_position = version >= 2 ? f.integer("global_position") : derived;
+  if (!counted || p.order_world_size < 1 || p.order_world_size > c.train_size || p.order_batch_size < 1 ||
+      c.global_position != derived || c.lr_global_batch < 1)
+    throw CheckpointError(strprintf("checkpoint '%s' holds global position %lld, origin %lld, order %d ranks x %d "
+                                    "and --lr's global batch %lld, but %ld batch(es) of %d on %d ranks from that "
+                                    "origin make position %lld: a damaged file",
                                     path.c_str(), static_cast<long long>(c.global_position),
-                                    c.position.order_world_size, c.position.batch_in_epoch, c.batch_size,
+                                    static_cast<long long>(p.batch_origin), p.order_world_size, p.order_batch_size,
+                                    static_cast<long long>(c.lr_global_batch), p.batch_in_epoch, c.batch_size,
                                     c.world_size, static_cast<long long>(derived)) + fix_hint(path));
 }
 }  // namespace
@@ -311,14 +353,15 @@ Checkpoint read_checkpoint(const std::string& path) {
   Checkpoint c;
   c.model_name = f.text("model_name");
   c.optimizer_name = f.text("optimizer_name");
-  c.world_size = static_cast<int>(f.integer("world_size"));
-  c.batch_size = static_cast<int>(f.integer("batch_size"));
-  c.accumulate = static_cast<int>(f.integer("accumulate"));
+  c.world_size = as_int(f.integer("world_size"));
+  c.batch_size = as_int(f.integer("batch_size"));
+  c.accumulate = as_int(f.integer("accumulate"));
+  check_step_shape(c, path);
   c.train_size = f.integer("train_size");
   if (f.has("data_identity")) c.data_identity = f.text("data_identity");  // optional: added within version 1
   c.position = {static_cast<int>(f.integer("epoch")), static_cast<long>(f.integer("batch_in_epoch")),
                 static_cast<long>(f.integer("step"))};
-  read_global_position(f, version, path, c);
+  read_epoch_order(f, version, path, c);
   c.epoch_loss_sum = f.real("epoch_loss_sum");
   c.epoch_loss_count = f.real("epoch_loss_count");
   for (const auto& line : f.get("config", &c10::IValue::isList, "list").toListRef())
@@ -344,6 +387,8 @@ RunIdentity run_identity(const TrainConfig& config, int world_size, int64_t trai
   r.world_size = world_size;
   r.batch_size = per_rank_batch_size(config.training, world_size);
   r.accumulate = config.training.accumulate;
+  r.elastic_batch = config.checkpoint.elastic_batch;
+  r.lr_global_batch = StepShape{r.batch_size, world_size, r.accumulate}.global_batch();
   r.train_size = train_size;
   r.data_identity = data_identity;
   r.data_path = config.data.path;
@@ -363,8 +408,12 @@ Checkpoint capture_checkpoint(const RunIdentity& run, const TrainingPosition& po
   c.train_size = run.train_size;
   c.data_identity = run.data_identity;
   c.position = position;
-  if (c.position.order_world_size == 0) c.position.order_world_size = run.world_size;
-  c.global_position = static_cast<int64_t>(position.batch_in_epoch) * run.batch_size * run.world_size;
+  if (c.position.order_world_size == 0) c.position = {position.epoch, position.batch_in_epoch, position.step,
+                                                      run.world_size, run.batch_size, 0};
+  c.global_position = c.position.batch_origin + static_cast<int64_t>(position.batch_in_epoch) * run.batch_size *
+                                                    run.world_size;
+  c.lr_global_batch = run.lr_global_batch;
+  c.reshaped = run.reshaped;
   c.epoch_loss_sum = epoch_loss_sum;
   c.epoch_loss_count = epoch_loss_count;
   c.config = run.config;
@@ -385,43 +434,69 @@ Checkpoint capture_checkpoint(const RunIdentity& run, const TrainingPosition& po
 }
 
 namespace {
-bool is_batch_option(const Difference& d) { return d.key == "batch-size" || d.key == "global-batch-size"; }
+bool is_batch_option(const Difference& d) {
+  return d.key == "batch-size" || d.key == "global-batch-size" || d.key == "accumulate";
+}
+StepShape written_shape(const Checkpoint& c) { return {c.batch_size, c.world_size, c.accumulate}; }
 }  // namespace
 
-int resumed_batch_size(const Checkpoint& c, const std::string& path, const RunIdentity& run) {
-  int kept = 0;
-  try {
-    kept = elastic_batch_size(c.batch_size, c.world_size, run.world_size);
-  } catch (const ConfigError& e) {
-    throw CheckpointError("checkpoint '" + path + "': " + e.what() + kNewRunHint);
-  }
-  // The batch options as the checkpoint's run had them (the same command line
-  // on another allocation, perhaps after earlier elastic resumes), or ones
-  // that already give the global batch.
+StepShape resumed_step_shape(const Checkpoint& c, const std::string& path, const RunIdentity& run) {
+  const StepShape written = written_shape(c);
+  const StepShape asked{run.batch_size, run.world_size, run.accumulate};
+  if (run.elastic_batch == ElasticBatch::PerRank || asked.global_batch() == written.global_batch()) return asked;
+  // The batch options as the checkpoint's run had them: the same command line
+  // on another allocation (perhaps after earlier elastic resumes).
   const auto differences = run_differences(c, run);
-  const bool unchanged = std::none_of(differences.begin(), differences.end(), is_batch_option);
-  if (run.batch_size == kept || unchanged) return kept;
+  if (std::none_of(differences.begin(), differences.end(), is_batch_option)) {
+    try {
+      return elastic_step_shape(written, run.world_size);
+    } catch (const ConfigError& e) {
+      throw CheckpointError("checkpoint '" + path + "': " + e.what() + kNewRunHint);
+    }
+  }
   // The same world size with another global batch: check_resumable lists it
   // with the run's other differing options.
-  if (c.world_size == run.world_size) return run.batch_size;
+  if (c.world_size == run.world_size) return asked;
+  std::string fix;
+  try {
+    const StepShape kept = elastic_step_shape(written, run.world_size);
+    fix = strprintf("pass --batch-size %d --accumulate %d (or --global-batch-size %lld --accumulate %d)",
+                    kept.batch_size, kept.accumulate, static_cast<long long>(kept.micro_batch()), kept.accumulate);
+  } catch (const ConfigError& e) {
+    fix = e.what();
+  }
   const auto saved = config_values(c.config);
-  const auto as_written = saved.find("batch-size");
+  auto as_written = [&](const char* key) {
+    const auto it = saved.find(key);
+    return it == saved.end() ? std::string("?") : it->second;
+  };
   throw CheckpointError(strprintf(
-      "checkpoint '%s' was written with a global micro-batch of %d (%d per rank x %d ranks); this run asks for %d "
-      "per rank x %d ranks = %d, and a resumed run keeps the global batch: pass --batch-size %d or "
-      "--global-batch-size %d (or the batch options as that run had them: --batch-size %s)",
-      path.c_str(), c.batch_size * c.world_size, c.batch_size, c.world_size, run.batch_size, run.world_size,
-      run.batch_size * run.world_size, kept, c.batch_size * c.world_size,
-      as_written == saved.end() ? "?" : as_written->second.c_str()) + kNewRunHint);
+      "checkpoint '%s' was written with a global batch of %lld per optimiser step (%s); this run asks for %s = %lld, "
+      "and a resumed run keeps the global batch (--elastic-batch global): %s; or give the batch options as that run "
+      "had them (--batch-size %s --accumulate %s)",
+      path.c_str(), static_cast<long long>(written.global_batch()), to_string(written).c_str(),
+      to_string(asked).c_str(), static_cast<long long>(asked.global_batch()), fix.c_str(),
+      as_written("batch-size").c_str(), as_written("accumulate").c_str()) + kNewRunHint);
+}
+
+RunIdentity continued_run(const Checkpoint& c, const std::string& path, RunIdentity run) {
+  const StepShape shape = resumed_step_shape(c, path, run);
+  run.reshaped = c.reshaped || shape.micro_batch() != written_shape(c).micro_batch() || shape.accumulate != c.accumulate;
+  run.batch_size = shape.batch_size;
+  run.accumulate = shape.accumulate;
+  run.lr_global_batch = c.lr_global_batch;
+  return run;
 }
 
 void check_resumable(const Checkpoint& c, const std::string& path, const RunIdentity& run) {
   auto n = [](long long v) { return std::to_string(v); };
   // Refuses a world size that cannot keep the global batch.
-  const int batch = resumed_batch_size(c, path, run);
+  const StepShape shape = resumed_step_shape(c, path, run);
   auto differences = run_differences(c, run);
-  // The global batch is kept: the per-rank batch follows from it, whatever the batch options say.
-  if (batch * run.world_size == c.batch_size * c.world_size)
+  // The global batch is kept: the per-rank batch and the accumulation follow
+  // from it, whatever the batch options say. (per-rank: they must be the
+  // writing run's, as every other run-defining option.)
+  if (run.elastic_batch == ElasticBatch::Global && shape.global_batch() == written_shape(c).global_batch())
     differences.erase(std::remove_if(differences.begin(), differences.end(), is_batch_option), differences.end());
   if (!differences.empty()) {
     std::string listed, fix;
@@ -457,6 +532,87 @@ std::string position_problem(const TrainingPosition& p, const RunPlan& plan, boo
     return strprintf("holds step %ld, but epoch %d, batch %ld is step %ld of this run", p.step, p.epoch,
                      p.batch_in_epoch, expected);
   return "";
+}
+
+namespace {
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+}  // namespace
+
+TrainingPosition continued_position(const Checkpoint& c, const std::string& path, const RunPlan& plan,
+                                    int world_size, bool drop_last) {
+  const TrainingPosition& p = c.position;
+  const int64_t end = epoch_end(c.train_size, p.order_world_size, p.order_batch_size, drop_last);
+  // The position as its writer reached it: a step boundary of its epoch (in
+  // its micro-batches, from its origin), and for a run of one shape
+  // throughout that is this run's too, the step count of its epoch and batch.
+  const StepShape written = written_shape(c);
+  RunPlan writers = plan;
+  writers.batch_size = c.batch_size;
+  writers.accumulate = c.accumulate;
+  writers.batches_per_epoch = static_cast<long>(ceil_div(std::max<int64_t>(end - p.batch_origin, 0), written.micro_batch()));
+  writers.steps_per_epoch = static_cast<long>(ceil_div(writers.batches_per_epoch, c.accumulate));
+  const bool writers_own_epoch =
+      p.order_world_size == c.world_size && p.order_batch_size == c.batch_size && p.batch_origin == 0;
+  const StepShape shape{plan.batch_size, world_size, plan.accumulate};
+  const bool one_shape = !c.reshaped && writers_own_epoch && shape == written;
+  if (const std::string why = position_problem(p, writers, one_shape); !why.empty())
+    throw CheckpointError("checkpoint '" + path + "' " + why + " (a damaged file?); resume from another checkpoint");
+
+  const int64_t position = c.global_position;
+  TrainingPosition q{p.epoch, 0, p.step};
+  // The epoch's last step done, its end not yet reached: the run ends it.
+  if (position >= end) {
+    q.batch_in_epoch = plan.batches_per_epoch;
+    return q;
+  }
+  const bool own_order = p.order_world_size == world_size && p.order_batch_size == plan.batch_size;
+  if (position == 0 || (own_order && position % shape.global_batch() == 0)) {
+    q.batch_in_epoch = static_cast<long>(position / shape.micro_batch());
+    return q;
+  }
+  q.order_world_size = p.order_world_size;
+  q.order_batch_size = p.order_batch_size;
+  q.batch_origin = position % shape.global_batch();
+  q.batch_in_epoch = static_cast<long>((position - q.batch_origin) / shape.micro_batch());
+  // Full micro-batches divide among the ranks; the rest's last one may be short.
+  const int64_t last = (end - position) % shape.micro_batch();
+  if (last % world_size != 0)
+    throw CheckpointError(strprintf("checkpoint '%s': the rest of epoch %d (positions [%lld, %lld) of its order) ends "
+                                    "with a micro-batch of %lld samples, which do not divide among %d ranks; resume "
+                                    "on a world size that divides it",
+                                    path.c_str(), p.epoch, static_cast<long long>(position), static_cast<long long>(end),
+                                    static_cast<long long>(last), world_size) + kNewRunHint);
+  return q;
+}
+
+double lr_scale(const RunIdentity& run) {
+  const StepShape shape{run.batch_size, run.world_size, run.accumulate};
+  return static_cast<double>(shape.global_batch()) / static_cast<double>(run.lr_global_batch);
+}
+
+std::string elastic_resume_note(const Checkpoint& c, const RunIdentity& run, double lr) {
+  const StepShape written = written_shape(c), shape{run.batch_size, run.world_size, run.accumulate};
+  if (shape == written) return "";
+  auto on = [](const StepShape& s) {
+    return strprintf("%d rank(s) with %d per rank", s.world_size, s.batch_size) +
+           (s.accumulate == 1 ? "" : strprintf(" x %d micro-batches", s.accumulate));
+  };
+  std::string note = "elastic resume: written on " + on(written) + ", continued on " + on(shape);
+  if (shape.accumulate != written.accumulate) note += " (gradient accumulation)";
+  const auto global = [](const StepShape& s) { return static_cast<long long>(s.global_batch()); };
+  if (shape.global_batch() == written.global_batch())
+    note += strprintf(": the same global batch of %lld per optimiser step", global(shape));
+  else
+    note += strprintf(": the global batch per optimiser step changes from %lld to %lld", global(written),
+                      global(shape));
+  note += strprintf(" (--elastic-batch %s)", to_string(run.elastic_batch));
+  if (lr_scale(run) != 1.0)
+    note += strprintf("; the learning rate follows it (linear scaling): --lr %g x %lld/%lld = %g", lr, global(shape),
+                      static_cast<long long>(run.lr_global_batch), lr * lr_scale(run));
+  if (c.position.batch_in_epoch > 0)
+    note += strprintf("; the rest of epoch %d (from its global position %lld) is re-sharded among the %d ranks",
+                      c.position.epoch, static_cast<long long>(c.global_position), run.world_size);
+  return note;
 }
 
 std::string length_change_note(const Checkpoint& c, const RunIdentity& run) {
@@ -583,18 +739,11 @@ std::optional<Checkpoint> Checkpointer::resume() {
     restore_checkpoint(*checkpoint, path, state_);
   });
   // Every rank: the same checkpoint and world, the same verdict (checked above).
-  run_.batch_size = resumed_batch_size(*checkpoint, path, run_);
+  run_ = continued_run(*checkpoint, path, run_);
   if (control_.rank() == 0) {
     const auto& p = checkpoint->position;
     log::info(strprintf("resumed from checkpoint %s: epoch %d, %ld batch(es) of it done, step %ld", path.c_str(),
                         p.epoch, p.batch_in_epoch, p.step));
-    if (checkpoint->world_size != control_.size())
-      log::info(strprintf("elastic resume: written on %d rank(s) with %d per rank, continued on %d rank(s) with %d "
-                          "per rank (the same global micro-batch of %d); the rest of epoch %d (from its global "
-                          "position %lld) is re-sharded among the %d ranks",
-                          checkpoint->world_size, checkpoint->batch_size, control_.size(), run_.batch_size,
-                          run_.batch_size * control_.size(), p.epoch,
-                          static_cast<long long>(checkpoint->global_position), control_.size()));
     const std::string note = length_change_note(*checkpoint, run_);
     if (!note.empty()) log::warn(note);
   }

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 #include "config/train_config.hpp"
 
@@ -37,6 +38,35 @@ struct RunPlan {
 // The per-rank batch: --batch-size, or --global-batch-size divided among the
 // ranks (ConfigError naming both numbers when it does not divide).
 int per_rank_batch_size(const TrainingConfig& training, int world_size);
+
+// ---- Resuming at another world size (issue 16, item 1) ---------------------
+
+// What one optimiser step trains: micro-batches of `batch_size` per rank on
+// `world_size` ranks, `accumulate` of them per step.
+struct StepShape {
+  int batch_size = 1;
+  int world_size = 1;
+  int accumulate = 1;
+  int64_t micro_batch() const { return static_cast<int64_t>(batch_size) * world_size; }  // over all ranks
+  int64_t global_batch() const { return micro_batch() * accumulate; }  // samples per optimiser step
+  bool operator==(const StepShape& o) const {
+    return batch_size == o.batch_size && world_size == o.world_size && accumulate == o.accumulate;
+  }
+  bool operator!=(const StepShape& o) const { return !(*this == o); }
+};
+// "6 per rank x 4 ranks", "2 per rank x 4 ranks x 3 micro-batches"
+std::string to_string(const StepShape& shape);
+
+// --elastic-batch global: the shape on `world_size` ranks that keeps
+// `written`'s global batch per optimiser step. The same accumulation with
+// written.micro_batch() / world_size per rank when that divides (every
+// micro-batch then trains what the writing run's did). Otherwise, when the
+// writing run accumulated and `world_size` divides the step's batch but not
+// the micro-batch, the fewest micro-batches per step whose per-rank batch is
+// whole and no larger than the writing run's (so a rank needs no more memory
+// than there). Else ConfigError naming the numbers, the world sizes that
+// divide the global batch, and --elastic-batch per-rank.
+StepShape elastic_step_shape(const StepShape& written, int world_size);
 
 RunPlan make_run_plan(int64_t train_size, int world_size, const TrainingConfig& training, bool drop_last,
                       double warmup_epochs);

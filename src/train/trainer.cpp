@@ -153,37 +153,65 @@ void Trainer::build_communication(const MpiEnvironment& env) {
 void Trainer::resume() {
   const std::optional<Checkpoint> checkpoint = checkpoints_->resume();
   if (!checkpoint) return;
-  adopt_resumed_batch_size(checkpoints_->batch_size());
-  position_ = checkpoint->position;
-  // An epoch not yet begun (or one ordered by this world size) follows this world's sampler.
-  if (position_.batch_in_epoch == 0 || position_.order_world_size == world_.size) position_.order_world_size = 0;
+  const RunIdentity& run = checkpoints_->run();
+  adopt_resumed_shape(run);
   // Every rank holds the same checkpoint and plan: the same verdict, no communication.
-  const bool same_shape = checkpoint->world_size == world_.size && !elastic_epoch();
-  if (const std::string why = position_problem(position_, order_plan(), same_shape); !why.empty())
-    fail_on_every_rank(CheckpointError("checkpoint '" + checkpoints_->resumed_path() + "' " + why +
-                                       " (a damaged file?); resume from another checkpoint"),
-                       world_.rank);
+  try {
+    position_ = continued_position(*checkpoint, checkpoints_->resumed_path(), plan_, world_.size,
+                                   config_.data.drop_last);
+  } catch (const CheckpointError& e) {
+    fail_on_every_rank(e, world_.rank);
+  }
+  if (world_.rank == 0) {
+    const std::string note = elastic_resume_note(*checkpoint, run, config_.optim.lr);
+    if (!note.empty()) log::info(note);
+  }
+  if (run.reshaped) count_steps_from(position_);
+  schedule_ = ScheduleOptions{config_.optim.schedule, config_.optim.lr * lr_scale(run), plan_.total_steps,
+                              plan_.warmup_steps};
+  lookahead_->set_total_steps(plan_.total_steps);
   resumed_loss_ = std::array<double, 2>{checkpoint->epoch_loss_sum, checkpoint->epoch_loss_count};
   guard_.restore_skipped(checkpoint->skipped_steps);
   resumed_from_ = checkpoints_->resumed_path();
   if (world_.rank == 0) metrics_.load_existing(position_.epoch);
 }
 
-// Resumed at another world size: the per-rank batch that keeps the global
-// batch replaces the configured one, and the plan (steps per epoch, the
-// schedule's length) follows from it.
-void Trainer::adopt_resumed_batch_size(int batch_size) {
-  if (batch_size == plan_.batch_size) return;
+// Resumed with another step shape (elastic resume): the per-rank batch and
+// accumulation chosen for it replace the configured ones, and the plan
+// (batches and steps per epoch) follows from them.
+void Trainer::adopt_resumed_shape(const RunIdentity& run) {
+  if (run.batch_size == plan_.batch_size && run.accumulate == plan_.accumulate) return;
+  // The graph holds one whole optimiser step (cuda_graphs_refusal refuses --accumulate for it).
+  if (config_.runtime.cuda_graphs && run.accumulate != 1)
+    fail_on_every_rank(ConfigError(strprintf("checkpoint '%s' continues on %d ranks with %d per rank x %d "
+                                             "micro-batches, and --cuda-graphs true needs whole steps of one "
+                                             "micro-batch: resume with --cuda-graphs false, or on a world size that "
+                                             "divides the global micro-batch",
+                                             checkpoints_->resumed_path().c_str(), world_.size, run.batch_size,
+                                             run.accumulate)),
+                       world_.rank);
   TrainingConfig training = config_.training;
-  training.batch_size = batch_size;
+  training.batch_size = run.batch_size;
   training.global_batch_size = 0;
-  const long steps_before = plan_.total_steps;
+  training.accumulate = run.accumulate;
   plan_ = make_run_plan(data_.train.size(), world_.size, training, config_.data.drop_last, config_.optim.warmup_epochs);
-  schedule_ = ScheduleOptions{config_.optim.schedule, config_.optim.lr, plan_.total_steps, plan_.warmup_steps};
-  lookahead_->set_total_steps(plan_.total_steps);
+}
+
+// A run whose step shape changed at some resume had steps of another size
+// before: its length in steps is the steps done plus those left at this
+// shape (the rest of this epoch, then whole epochs), so that it still ends
+// with its last epoch and the schedule with it. --max-steps still caps it.
+void Trainer::count_steps_from(const TrainingPosition& position) {
+  const long steps_before = plan_.total_steps;
+  const long left_in_epoch = position.epoch < plan_.epochs
+                                 ? (epoch_batches() - position.batch_in_epoch + plan_.accumulate - 1) / plan_.accumulate
+                                 : 0;
+  const long later_epochs = std::max(0, plan_.epochs - position.epoch - 1);
+  plan_.total_steps = position.step + std::max(0L, left_in_epoch) + later_epochs * plan_.steps_per_epoch;
+  if (config_.training.max_steps > 0) plan_.total_steps = std::min(plan_.total_steps, config_.training.max_steps);
   if (world_.rank == 0 && plan_.total_steps != steps_before)
-    log::info(strprintf("the run now has %ld optimiser steps (%ld per epoch on %d ranks)", plan_.total_steps,
-                        plan_.steps_per_epoch, world_.size));
+    log::info(strprintf("the run now has %ld optimiser steps (%ld per epoch on %d ranks from the next epoch on)",
+                        plan_.total_steps, plan_.steps_per_epoch, world_.size));
 }
 
 // After resume(): a resumed run's events continue from its checkpoint's step.
@@ -261,36 +289,35 @@ bool Trainer::preempted_before_first_step() {
   return true;
 }
 
-bool Trainer::elastic_epoch() const {
-  return position_.order_world_size != 0 && position_.order_world_size != world_.size;
+bool Trainer::elastic_epoch() const { return position_.order_world_size != 0; }
+
+int64_t Trainer::epoch_position() const {
+  return position_.batch_origin + static_cast<int64_t>(position_.batch_in_epoch) * plan_.batch_size * world_.size;
 }
 
-RunPlan Trainer::order_plan() const {
-  if (!elastic_epoch()) return plan_;
-  TrainingConfig training = config_.training;
-  training.batch_size = plan_.batch_size * world_.size / position_.order_world_size;  // the same global micro-batch
-  training.global_batch_size = 0;
-  return make_run_plan(data_.train.size(), position_.order_world_size, training, config_.data.drop_last,
-                       config_.optim.warmup_epochs);
+// In an elastic epoch: this run's micro-batches, from the origin to where the
+// run that began the epoch ends it.
+long Trainer::epoch_batches() const {
+  if (!elastic_epoch()) return plan_.batches_per_epoch;
+  const int64_t end = epoch_end(data_.train.size(), position_.order_world_size, position_.order_batch_size,
+                                config_.data.drop_last);
+  const int64_t micro = static_cast<int64_t>(plan_.batch_size) * world_.size;
+  return static_cast<long>((end - position_.batch_origin + micro - 1) / micro);
 }
-
-long Trainer::epoch_batches() const { return elastic_epoch() ? order_plan().batches_per_epoch : plan_.batches_per_epoch; }
 
 // Ordinarily this rank's DistributedSampler shard (the loader skips the
 // batches already done). In an elastic epoch, the rest of the order the
-// writing world size began, from its global position, re-sharded so that
-// each micro-batch trains the samples the writing run's would have.
+// beginning run's world size set, from its global position, re-sharded so
+// that the ranks' micro-batch m together trains the next block of the order.
 std::vector<int64_t> Trainer::epoch_indices() const {
   const DataConfig& d = config_.data;
   SamplerOptions sampler{data_.train.size(), world_.size,       world_.rank, static_cast<uint64_t>(d.shuffle_seed),
                          position_.epoch,    d.shuffle,          d.drop_last};
   if (!elastic_epoch()) return distributed_sampler_indices(sampler);
-  const int order_batch = order_plan().batch_size;
   sampler.world_size = position_.order_world_size;
   sampler.rank = 0;
-  const int64_t position = global_position(position_.batch_in_epoch, order_batch, sampler.world_size,
-                                           samples_per_rank(sampler.num_samples, sampler.world_size, d.drop_last));
-  return resharded_indices(sampler, order_batch, position, world_.size, world_.rank);
+  return resharded_indices(sampler, position_.order_batch_size, epoch_position(),
+                           static_cast<int64_t>(plan_.batch_size) * world_.size, world_.size, world_.rank);
 }
 
 BatchLoader Trainer::make_loader() const {
@@ -313,7 +340,8 @@ BatchLoader Trainer::make_loader() const {
     // its own per (seed, rank, epoch, global position) — reproducible, but
     // not the crops the writing ranks would have drawn (docs/checkpoint.md).
     o.start_batch = 0;
-    o.stream = static_cast<uint64_t>(position_.batch_in_epoch) * plan_.batch_size * world_.size + 1;
+    o.stream = static_cast<uint64_t>(epoch_position()) + 1;
+    o.drop_last = false;  // the indices end where the beginning run's epoch ends, a short last micro-batch included
   }
   return BatchLoader(data_.train, epoch_indices(), plan_.batch_size, o, placement_.device);
 }
@@ -356,7 +384,7 @@ torch::Tensor Trainer::train_step(const Batch& batch, bool ends_step) {
   reducer_->prepare_for_backward(ends_step, position_.step);
   const torch::Tensor loss = forward_loss(batch);
   profile_.end(StepProfile::kForward);
-  scaler_.scale(loss / config_.training.accumulate).backward();
+  scaler_.scale(loss / plan_.accumulate).backward();  // the resumed shape's accumulation (adopt_resumed_shape)
   profile_.end(StepProfile::kBackward);
   if (ends_step) apply_update();
   return loss;

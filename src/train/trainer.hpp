@@ -84,7 +84,8 @@ class Trainer {
   void build_model();
   void build_communication(const MpiEnvironment& env);
   void resume();
-  void adopt_resumed_batch_size(int batch_size);
+  void adopt_resumed_shape(const RunIdentity& run);
+  void count_steps_from(const TrainingPosition& position);
   void open_tensorboard();
   void announce() const;
   int report_already_finished() const;
@@ -107,10 +108,10 @@ class Trainer {
   void check_state_before_write();
 
   BatchLoader make_loader() const;
-  // Elastic resume: the rest of an epoch that another world size started
-  // keeps that world's sample order and micro-batch count.
+  // Elastic resume: the rest of an epoch that another world size or batch
+  // began keeps that run's sample order and end.
   bool elastic_epoch() const;
-  RunPlan order_plan() const;  // the plan of the world size that ordered this epoch
+  int64_t epoch_position() const;  // samples of the epoch's global order trained
   long epoch_batches() const;  // micro-batches in this epoch
   std::vector<int64_t> epoch_indices() const;  // this rank's samples for the rest of this epoch
 

@@ -139,6 +139,9 @@ TEST(Config, ValuesMustBeFiniteAndWithinTheirLimits) {
   EXPECT_EQ(parse({"--threads", "2"}).runtime.threads, 2);  // within the limit of any machine
   EXPECT_EQ(parse({"--on-nonfinite", "skip"}).training.on_nonfinite, OnNonFinite::Skip);
   EXPECT_EQ(parse({}).training.on_nonfinite, OnNonFinite::Stop);
+  EXPECT_EQ(parse({}).checkpoint.elastic_batch, ElasticBatch::Global);
+  EXPECT_EQ(parse({"--elastic-batch", "per-rank"}).checkpoint.elastic_batch, ElasticBatch::PerRank);
+  EXPECT_NE(error_of({"--elastic-batch", "local"}).find("global, per-rank"), std::string::npos);
 }
 
 // What a checkpoint can only be continued with: the options that change the
@@ -154,7 +157,7 @@ TEST(Config, RunDefinitionHoldsWhatChangesTheTrajectory) {
     EXPECT_EQ(keys.count(key), 1u) << key;
   for (const char* key : {"data", "epochs", "max-steps", "eval", "eval-every-epochs", "tta", "target-accuracy",
                           "on-nonfinite", "prefetch-batches", "threads", "backend", "bucket-mb", "checkpoint-dir",
-                          "resume", "output", "metrics", "tensorboard", "log-every"})
+                          "resume", "elastic-batch", "output", "metrics", "tensorboard", "log-every"})
     EXPECT_EQ(keys.count(key), 0u) << key;
   EXPECT_EQ(keys["shuffle-seed"], "4");
   // Values are printed to the last digit that tells them apart.

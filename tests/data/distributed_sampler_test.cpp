@@ -109,8 +109,9 @@ std::multiset<int64_t> old_micro_batch(SamplerOptions o, int batch_size, int64_t
 // 106 samples on 4 ranks: 27 per rank (two padded repeats), micro-batches of
 // 6 per rank: four full global micro-batches of 24 and a last one of 12.
 // Checkpointed after 2 micro-batches (global position 48) and resumed on 2
-// and on 3 ranks: every remaining micro-batch trains exactly the samples the
-// 4-rank run's did, so every remaining sample of the epoch once.
+// and on 3 ranks with the same global micro-batch (24 / W' per rank): every
+// remaining micro-batch trains exactly the samples the 4-rank run's did, so
+// every remaining sample of the epoch once.
 TEST(ElasticResume, ReshardedMicroBatchesAreTheOldRunsFor4To2And4To3) {
   for (const bool shuffle : {false, true}) {
     SamplerOptions old;
@@ -120,15 +121,14 @@ TEST(ElasticResume, ReshardedMicroBatchesAreTheOldRunsFor4To2And4To3) {
     old.epoch = 3;
     old.shuffle = shuffle;
     const int batch = 6;
-    const int64_t per_rank = samples_per_rank(106, 4, false);
-    ASSERT_EQ(per_rank, 27);
-    const int64_t position = global_position(2, batch, 4, per_rank);
-    ASSERT_EQ(position, 48);
+    ASSERT_EQ(samples_per_rank(106, 4, false), 27);
+    ASSERT_EQ(epoch_end(106, 4, batch, false), 108);
+    const int64_t position = 2 * batch * 4;
     for (const int new_world : {2, 3}) {
-      const int new_batch = elastic_batch_size(batch, 4, new_world);
-      EXPECT_EQ(new_batch, 24 / new_world);
+      const int new_batch = 24 / new_world;
       std::vector<std::vector<int64_t>> ranks;
-      for (int r = 0; r < new_world; ++r) ranks.push_back(resharded_indices(old, batch, position, new_world, r));
+      for (int r = 0; r < new_world; ++r)
+        ranks.push_back(resharded_indices(old, batch, position, 24, new_world, r));
       for (const auto& mine : ranks) EXPECT_EQ(mine.size(), ranks[0].size()) << "equal shares";
       // Micro-batch b of the resumed run (per-rank batch new_batch, the last one shorter) == the old run's b + 2.
       const int64_t per_new_rank = static_cast<int64_t>(ranks[0].size());
@@ -146,6 +146,39 @@ TEST(ElasticResume, ReshardedMicroBatchesAreTheOldRunsFor4To2And4To3) {
   }
 }
 
+// The rest of an epoch in micro-batches of another size (gradient
+// accumulation chosen on resume, or --elastic-batch per-rank): 120 samples
+// on 4 ranks x 2 per rank, 3 micro-batches per step (24 per step),
+// checkpointed after 2 steps (position 48). On 3 ranks x 2 (blocks of 6):
+// every remaining sample exactly once, and with 4 micro-batches per step
+// each step the 4-rank run's step; from position 50 (no boundary of the old
+// run: blocks need not be its) likewise once.
+TEST(ElasticResume, MicroBatchesOfAnotherSizeTrainEachRemainingSampleOnce) {
+  SamplerOptions old;
+  old.num_samples = 120;
+  old.world_size = 4;
+  old.seed = 7;
+  const std::vector<int64_t> order = global_sample_order(old);
+  ASSERT_EQ(epoch_end(120, 4, 2, false), 120);
+  for (const int64_t position : {48, 54}) {
+    std::vector<std::vector<int64_t>> ranks;
+    for (int r = 0; r < 3; ++r) ranks.push_back(resharded_indices(old, 2, position, 6, 3, r));
+    std::multiset<int64_t> together, expected(order.begin() + position, order.end());
+    for (const auto& mine : ranks) together.insert(mine.begin(), mine.end());
+    EXPECT_EQ(together, expected) << "from position " << position;
+    if (position != 48) continue;
+    for (int64_t step = 0; step < 3; ++step) {  // 4 micro-batches of 2 per rank: 8 indices of each rank
+      std::multiset<int64_t> resumed, old_step;
+      for (const auto& mine : ranks) resumed.insert(mine.begin() + step * 8, mine.begin() + step * 8 + 8);
+      for (int64_t m = 3 * (step + 2); m < 3 * (step + 3); ++m) {
+        const auto micro = old_micro_batch(old, 2, m);
+        old_step.insert(micro.begin(), micro.end());
+      }
+      EXPECT_EQ(resumed, old_step) << "step " << step + 2;
+    }
+  }
+}
+
 // Without shuffling the answer is known outright: positions 48.. of 0..105
 // followed by the padding 0, 1, split by striding.
 TEST(ElasticResume, KnownAnswerWithoutShuffle) {
@@ -153,18 +186,20 @@ TEST(ElasticResume, KnownAnswerWithoutShuffle) {
   old.num_samples = 106;
   old.world_size = 4;
   old.shuffle = false;
-  const std::vector<int64_t> rank1 = resharded_indices(old, 6, 48, 3, 1);
+  const std::vector<int64_t> rank1 = resharded_indices(old, 6, 48, 24, 3, 1);
   std::vector<int64_t> expected;
   for (int64_t k = 49; k < 108; k += 3) expected.push_back(k % 106);
   EXPECT_EQ(rank1, expected);
   EXPECT_EQ(rank1.back(), 0) << "position 106 is the first padded repeat";
-  EXPECT_TRUE(resharded_indices(old, 6, 108, 2, 0).empty()) << "the epoch's end: nothing left";
+  EXPECT_TRUE(resharded_indices(old, 6, 108, 24, 2, 0).empty()) << "the epoch's end: nothing left";
 }
 
 // 106 samples on 4 ranks with drop_last: 26 per rank, 104 positions, four
 // full micro-batches of 24 and a short one of 8 that the loader drops (and
 // that would not divide among 3 ranks). From position 48, 3 ranks get blocks
-// 2 and 3 only: 16 samples each, exactly positions [48, 96) between them.
+// 2 and 3 only: 16 samples each, exactly positions [48, 96) between them. In
+// blocks of 12 (another micro-batch) the epoch still ends at 96, where the
+// run that began it ended it.
 TEST(ElasticResume, WithDropLastTheDroppedShortBlockEndsTheEpoch) {
   SamplerOptions old;
   old.num_samples = 106;
@@ -173,39 +208,34 @@ TEST(ElasticResume, WithDropLastTheDroppedShortBlockEndsTheEpoch) {
   old.drop_last = true;
   const std::vector<int64_t> order = global_sample_order(old);
   ASSERT_EQ(order.size(), 104u);
-  std::vector<int64_t> together, expected(order.begin() + 48, order.begin() + 96);
-  for (int rank = 0; rank < 3; ++rank) {
-    const std::vector<int64_t> mine = resharded_indices(old, 6, 48, 3, rank);
-    EXPECT_EQ(mine.size(), 16u) << "rank " << rank;
-    together.insert(together.end(), mine.begin(), mine.end());
+  EXPECT_EQ(epoch_end(106, 4, 6, true), 96);
+  for (const int64_t block : {24, 12}) {
+    std::vector<int64_t> together, expected(order.begin() + 48, order.begin() + 96);
+    for (int rank = 0; rank < 3; ++rank) {
+      const std::vector<int64_t> mine = resharded_indices(old, 6, 48, block, 3, rank);
+      EXPECT_EQ(mine.size(), 16u) << "rank " << rank << ", blocks of " << block;
+      together.insert(together.end(), mine.begin(), mine.end());
+    }
+    std::sort(together.begin(), together.end());
+    std::sort(expected.begin(), expected.end());
+    EXPECT_EQ(together, expected) << "blocks of " << block;
   }
-  std::sort(together.begin(), together.end());
-  std::sort(expected.begin(), expected.end());
-  EXPECT_EQ(together, expected);
 }
 
-TEST(ElasticResume, AGlobalBatchThatDoesNotDivideIsRefusedNamingTheNumbers) {
-  try {
-    elastic_batch_size(8, 4, 3);
-    FAIL() << "8 x 4 among 3 ranks was accepted";
-  } catch (const ConfigError& e) {
-    const std::string m = e.what();
-    EXPECT_NE(m.find("global batch of 32 samples (8 per rank x 4 ranks) does not divide among 3 ranks"),
-              std::string::npos) << m;
-    EXPECT_NE(m.find("resume on 1, 2, 4, 8, 16, 32 ranks"), std::string::npos) << m;
-  }
+TEST(ElasticResume, AMicroBatchThatDoesNotDivideIsRefusedNamingTheNumbers) {
   SamplerOptions old;
   old.num_samples = 100;  // 25 per rank: the last micro-batch of 1 per rank holds 4, not divisible by 3
   old.world_size = 4;
   try {
-    resharded_indices(old, 6, 48, 3, 0);
+    resharded_indices(old, 6, 48, 24, 3, 0);
     FAIL() << "a last micro-batch of 4 among 3 ranks was accepted";
   } catch (const ConfigError& e) {
     EXPECT_NE(std::string(e.what()).find("micro-batch at positions [96, 100) of the epoch holds 4 samples, which do "
                                          "not divide among 3 ranks"),
               std::string::npos) << e.what();
   }
-  EXPECT_THROW(resharded_indices(old, 6, 50, 2, 0), ConfigError) << "not a micro-batch boundary";
+  EXPECT_THROW(resharded_indices(old, 6, 101, 24, 2, 0), ConfigError) << "past the epoch's end";
+  EXPECT_THROW(resharded_indices(old, 6, 48, 0, 2, 0), ConfigError) << "an empty micro-batch";
 }
 
 }  // namespace

@@ -61,6 +61,7 @@ struct Run {
     identity.world_size = kWorldSize;
     identity.batch_size = kBatchSize;
     identity.accumulate = 1;
+    identity.lr_global_batch = kWorldSize * kBatchSize;  // a fresh run's: --lr is for its own global batch
     identity.train_size = kTrainSize;
     identity.data_path = "fuzz.h5";
     identity.config = TrainConfig().describe();

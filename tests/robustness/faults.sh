@@ -42,15 +42,23 @@ wait_until_training() {
   fail "the run did not start training within 120 s"
 }
 
-# The PID of rank $1's process (its OMPI_COMM_WORLD_RANK).
+# The PID of rank $1's process (its OMPI_COMM_WORLD_RANK). Looked for again
+# for up to 10 s while the run lives: under heavy load a scan of /proc can
+# miss a process that is there (seen in a loaded cuda-preset run: "no process
+# of rank 2 found" while rank 0 trained, which needs every rank).
 rank_pid() {
-  local pid
-  for pid in $(run_ranks); do
-    if tr '\0' '\n' <"/proc/$pid/environ" 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=$1"; then
-      echo "$pid"
-      return 0
-    fi
+  local pid i
+  for ((i = 0; i < 100; i++)); do
+    for pid in $(run_ranks); do
+      if tr '\0' '\n' <"/proc/$pid/environ" 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=$1"; then
+        echo "$pid"
+        return 0
+      fi
+    done
+    kill -0 "$job" 2>/dev/null || break
+    sleep 0.1
   done
+  pgrep -af -- "$run_tag" || true
   fail "no process of rank $1 found"
 }
 

@@ -206,19 +206,21 @@ TEST(CheckpointFile, BadFilesAndMismatchedRunsNameTheFileAndTheFix) {
   other.model.name = "resnet18";
   expect_error([&] { check_resumable(ck, good, run_identity(other, 2, 300, kData)); },
                {good, "--model convnet there, resnet18 here", "pass the checkpoint's values (--model convnet)"});
-  // Another world size keeps the global micro-batch of 16 (8 per rank x 2 ranks) or is refused.
+  // Another world size keeps the global batch of 16 (8 per rank x 2 ranks) or is refused.
   expect_error([&] { check_resumable(ck, good, run_identity(c, 3, 300, kData)); },
-               {good, "global batch of 16 samples (8 per rank x 2 ranks) does not divide among 3 ranks",
-                "resume on 1, 2, 4, 8, 16 ranks"});
+               {good, "global batch of 16 samples per optimiser step (8 per rank x 2 ranks) does not divide among 3 "
+                "ranks", "resume on 1, 2, 4, 8, 16 ranks", "--elastic-batch per-rank"});
   check_resumable(ck, good, run_identity(c, 4, 300, kData));
-  EXPECT_EQ(resumed_batch_size(ck, good, run_identity(c, 4, 300, kData)), 4);  // --batch-size as written
+  EXPECT_EQ(resumed_step_shape(ck, good, run_identity(c, 4, 300, kData)), (StepShape{4, 4, 1}));  // as written
   TrainConfig four = c;
   four.training.batch_size = 4;
-  EXPECT_EQ(resumed_batch_size(ck, good, run_identity(four, 4, 300, kData)), 4);  // already the global batch
+  EXPECT_EQ(resumed_step_shape(ck, good, run_identity(four, 4, 300, kData)), (StepShape{4, 4, 1}));  // already it
   TrainConfig five = c;
   five.training.batch_size = 5;
   expect_error([&] { check_resumable(ck, good, run_identity(five, 4, 300, kData)); },
-               {good, "5 per rank x 4 ranks = 20", "pass --batch-size 4 or --global-batch-size 16"});
+               {good, "global batch of 16 per optimiser step (8 per rank x 2 ranks); this run asks for 5 per rank x 4 "
+                "ranks = 20", "pass --batch-size 4 --accumulate 1 (or --global-batch-size 16 --accumulate 1)",
+                "(--batch-size 8 --accumulate 1)"});
   expect_error([&] { check_resumable(ck, good, run_identity(five, 2, 300, kData)); },
                {good, "--batch-size 8 there, 5 here"});  // the same world size: a changed global batch
   expect_error([&] { check_resumable(ck, good, run_identity(c, 2, 301, kData)); }, {good, "300 samples", "301 samples"});
@@ -373,7 +375,8 @@ namespace cifar {
 namespace {
 
 // The same checkpoint as a version-1 file (no global position, no order world
-// size) and as a version-2 file with a global position that does not fit.
+// size), as a version-2 file (no order batch and origin), as a version-4 file,
+// and with a global position that does not fit, or a step shape no run has.
 std::vector<char> rewritten(const std::vector<char>& bytes, const std::function<void(c10::impl::GenericDict&)>& edit) {
   c10::IValue value = torch::pickle_load(bytes);
   c10::impl::GenericDict dict = value.toGenericDict();
@@ -399,16 +402,189 @@ TEST(CheckpointFile, Version1FilesAreReadWithTheirOwnOrderAndNewerOnesRefusedNam
   EXPECT_EQ(old.position.order_world_size, 2);
   EXPECT_EQ(old.global_position, 3 * 8 * 2);
 
-  const std::string v3 = dir.file("v3.pt");
-  write_file_atomically(v3, rewritten(bytes, [](c10::impl::GenericDict& d) {
-    d.insert_or_assign(std::string("format_version"), int64_t{3});
+  // Version 2: no order batch, origin, --lr's global batch or reshaping; they follow from the rest.
+  const std::string v2 = dir.file("v2.pt");
+  write_file_atomically(v2, rewritten(bytes, [](c10::impl::GenericDict& d) {
+    d.insert_or_assign(std::string("format_version"), int64_t{2});
+    for (const char* key : {"order_batch_size", "batch_origin", "lr_global_batch", "reshaped"})
+      EXPECT_EQ(d.erase(std::string(key)), 1u) << key;
   }));
-  expect_error([&] { read_checkpoint(v3); }, {v3, "format version 3", "reads versions 1 to 2"});
+  const Checkpoint two = read_checkpoint(v2);
+  EXPECT_EQ(two.position.order_batch_size, 8);
+  EXPECT_EQ(two.position.batch_origin, 0);
+  EXPECT_EQ(two.lr_global_batch, 16);
+  EXPECT_FALSE(two.reshaped);
+
+  const std::string v4 = dir.file("v4.pt");
+  write_file_atomically(v4, rewritten(bytes, [](c10::impl::GenericDict& d) {
+    d.insert_or_assign(std::string("format_version"), int64_t{4});
+  }));
+  expect_error([&] { read_checkpoint(v4); }, {v4, "format version 4", "reads versions 1 to 3"});
   const std::string moved = dir.file("moved.pt");
   write_file_atomically(moved, rewritten(bytes, [](c10::impl::GenericDict& d) {
     d.insert_or_assign(std::string("global_position"), int64_t{47});
   }));
   expect_error([&] { read_checkpoint(moved); }, {moved, "global position 47", "make position 48", "damaged"});
+  const std::string huge = dir.file("huge.pt");
+  write_file_atomically(huge, rewritten(bytes, [](c10::impl::GenericDict& d) {
+    d.insert_or_assign(std::string("accumulate"), int64_t{1} << 40);
+  }));
+  expect_error([&] { read_checkpoint(huge); }, {huge, "not a shape any run has", "damaged"});
+}
+
+}  // namespace
+}  // namespace cifar
+
+namespace cifar {
+namespace {
+
+// ---- Resuming with another step shape (issue 16, item 1) -------------------
+//
+// 120 samples; the writing run: 4 ranks x 2 per rank, 3 micro-batches per
+// step (24 per step, 5 steps per epoch), checkpointed after 2 steps of epoch
+// 0 (6 micro-batches, global position 48).
+TrainConfig accumulating_config(int batch_size, int accumulate) {
+  TrainConfig c = sgd_config();
+  c.training.batch_size = batch_size;
+  c.training.accumulate = accumulate;
+  return c;
+}
+
+Checkpoint elastic_checkpoint(const TrainConfig& c, int world, const TrainingPosition& position) {
+  torch::manual_seed(1);
+  Trained a;
+  LossScaler no_scaling(false);
+  return capture_checkpoint(run_identity(c, world, 120, kData), position, 0, 0,
+                            TrainState{*a.model, a.optimizer, no_scaling, torch::kCPU});
+}
+
+RunPlan plan_of(const StepShape& s) {
+  TrainingConfig t;
+  t.epochs = 2;
+  t.batch_size = s.batch_size;
+  t.accumulate = s.accumulate;
+  return make_run_plan(120, s.world_size, t, false, 0);
+}
+
+TEST(ElasticBatch, GlobalKeepsTheStepsBatchWithAccumulationPerRankScalesTheLearningRate) {
+  const TrainConfig c = accumulating_config(2, 3);
+  const Checkpoint ck = elastic_checkpoint(c, 4, {0, 6, 2});
+  // The same command line on 3 ranks: 8 per micro-batch does not divide, 24 per step does: 3 x 2 x 4.
+  RunIdentity on3 = run_identity(c, 3, 120, kData);
+  check_resumable(ck, "p.pt", on3);
+  EXPECT_EQ(resumed_step_shape(ck, "p.pt", on3), (StepShape{2, 3, 4}));
+  // Options that give 24 per step another way are the run's choice (less memory per rank, say).
+  TrainConfig split = accumulating_config(1, 8);
+  RunIdentity on3_split = run_identity(split, 3, 120, kData);
+  check_resumable(ck, "p.pt", on3_split);
+  EXPECT_EQ(resumed_step_shape(ck, "p.pt", on3_split), (StepShape{1, 3, 8}));
+  // ... but not options that change it.
+  expect_error([&] { check_resumable(ck, "p.pt", run_identity(accumulating_config(2, 2), 3, 120, kData)); },
+               {"global batch of 24 per optimiser step (2 per rank x 4 ranks x 3 micro-batches); this run asks for 2 "
+                "per rank x 3 ranks x 2 micro-batches = 12", "pass --batch-size 2 --accumulate 4",
+                "(--batch-size 2 --accumulate 3)"});
+  // 5 ranks divide neither 8 nor 24.
+  expect_error([&] { check_resumable(ck, "p.pt", run_identity(c, 5, 120, kData)); },
+               {"global batch of 24 samples per optimiser step (2 per rank x 4 ranks x 3 micro-batches) does not "
+                "divide among 5 ranks, with or without gradient accumulation", "resume on 1, 2, 3, 4, 6, 8, 12, 24"});
+
+  // --elastic-batch per-rank: 2 per rank x 3 micro-batches on 3 ranks, 18 per step; --lr x 18/24.
+  TrainConfig per_rank = c;
+  per_rank.checkpoint.elastic_batch = ElasticBatch::PerRank;
+  const RunIdentity p3 = run_identity(per_rank, 3, 120, kData);
+  check_resumable(ck, "p.pt", p3);
+  EXPECT_EQ(resumed_step_shape(ck, "p.pt", p3), (StepShape{2, 3, 3}));
+  EXPECT_EQ(ck.lr_global_batch, 24);
+  const RunIdentity continued = continued_run(ck, "p.pt", p3);
+  EXPECT_DOUBLE_EQ(lr_scale(continued), 0.75);
+  EXPECT_TRUE(continued.reshaped);
+  EXPECT_FALSE(continued_run(ck, "p.pt", run_identity(c, 2, 120, kData)).reshaped) << "the same micro-batch of 8";
+  // per-rank keeps the batch options: another --batch-size is another run.
+  TrainConfig per_rank4 = accumulating_config(4, 3);
+  per_rank4.checkpoint.elastic_batch = ElasticBatch::PerRank;
+  expect_error([&] { check_resumable(ck, "p.pt", run_identity(per_rank4, 3, 120, kData)); },
+               {"--batch-size 2 there, 4 here"});
+}
+
+TEST(ElasticBatch, TheLogLineNamesBothShapesTheGlobalBatchAndTheLearningRate) {
+  const TrainConfig c = accumulating_config(2, 3);
+  const Checkpoint ck = elastic_checkpoint(c, 4, {0, 6, 2});
+  TrainConfig per_rank = c;
+  per_rank.checkpoint.elastic_batch = ElasticBatch::PerRank;
+  const std::vector<std::pair<TrainConfig, std::string>> on_3_ranks = {
+      {c,
+       "elastic resume: written on 4 rank(s) with 2 per rank x 3 micro-batches, continued on 3 rank(s) with 2 per "
+       "rank x 4 micro-batches (gradient accumulation): the same global batch of 24 per optimiser step "
+       "(--elastic-batch global); the rest of epoch 0 (from its global position 48) is re-sharded among the 3 ranks"},
+      {per_rank,
+       "elastic resume: written on 4 rank(s) with 2 per rank x 3 micro-batches, continued on 3 rank(s) with 2 per "
+       "rank x 3 micro-batches: the global batch per optimiser step changes from 24 to 18 (--elastic-batch "
+       "per-rank); the learning rate follows it (linear scaling): --lr 0.05 x 18/24 = 0.0375; the rest of epoch 0 "
+       "(from its global position 48) is re-sharded among the 3 ranks"},
+  };
+  for (const auto& [config, expected] : on_3_ranks)
+    EXPECT_EQ(elastic_resume_note(ck, continued_run(ck, "p.pt", run_identity(config, 3, 120, kData)), 0.05), expected);
+  EXPECT_EQ(elastic_resume_note(ck, run_identity(c, 4, 120, kData), 0.05), "") << "the writing run's shape";
+}
+
+// Where each shape continues the checkpoint at global position 48.
+TEST(ElasticBatch, TheContinuedPositionKeepsTheGlobalPosition) {
+  const TrainConfig c = accumulating_config(2, 3);
+  const Checkpoint ck = elastic_checkpoint(c, 4, {0, 6, 2});
+  ASSERT_EQ(ck.global_position, 48);
+  // The writing run's shape: its own epoch, batch 6.
+  TrainingPosition p = continued_position(ck, "p.pt", plan_of({2, 4, 3}), 4, false);
+  EXPECT_EQ(p.batch_in_epoch, 6);
+  EXPECT_EQ(p.order_world_size, 0);
+  // 3 ranks x 2 x 4: the 4-rank run's order from 48, 8 micro-batches of 6 done, steps stay on boundaries.
+  p = continued_position(ck, "p.pt", plan_of({2, 3, 4}), 3, false);
+  EXPECT_EQ(p.batch_in_epoch, 8);
+  EXPECT_EQ(p.batch_origin, 0);
+  EXPECT_EQ(p.order_world_size, 4);
+  EXPECT_EQ(p.order_batch_size, 2);
+  EXPECT_EQ(p.step, 2);
+  // per-rank, 3 ranks x 2 x 3 (18 per step): 48 = 12 + 2 steps of 18, so counted from origin 12.
+  p = continued_position(ck, "p.pt", plan_of({2, 3, 3}), 3, false);
+  EXPECT_EQ(p.batch_origin, 12);
+  EXPECT_EQ(p.batch_in_epoch, 6);
+  EXPECT_EQ(p.batch_in_epoch % 3, 0) << "a step boundary of this run";
+  // The epoch's last step done (its end not yet reached): the run ends it.
+  const Checkpoint done = elastic_checkpoint(c, 4, {0, 15, 5});
+  EXPECT_EQ(continued_position(done, "p.pt", plan_of({2, 3, 4}), 3, false).batch_in_epoch,
+            plan_of({2, 3, 4}).batches_per_epoch);
+  // Written inside that re-sharded epoch (on 3 ranks, step 3: position 72) and resumed on 4 ranks again.
+  const RunIdentity on3 = continued_run(ck, "p.pt", run_identity(c, 3, 120, kData));
+  ASSERT_EQ(on3.accumulate, 4);
+  torch::manual_seed(1);
+  Trained a;
+  LossScaler no_scaling(false);
+  const Checkpoint inside = capture_checkpoint(on3, {0, 12, 3, 4, 2, 0}, 0, 0,
+                                               TrainState{*a.model, a.optimizer, no_scaling, torch::kCPU});
+  EXPECT_EQ(inside.global_position, 72);
+  p = continued_position(inside, "p.pt", plan_of({2, 4, 3}), 4, false);
+  EXPECT_EQ(p.order_world_size, 0) << "the 4-rank run's own epoch again";
+  EXPECT_EQ(p.batch_in_epoch, 9);
+  // A position that is no step boundary of its writer is a damaged file.
+  const Checkpoint odd = elastic_checkpoint(c, 4, {0, 5, 2});
+  expect_error([&] { continued_position(odd, "p.pt", plan_of({2, 3, 4}), 3, false); },
+               {"p.pt", "holds batch 5, not the end of an optimiser step of 3 batches", "damaged"});
+}
+
+// 100 samples on 4 ranks x 6: the epoch ends with a micro-batch of 4 (1 per
+// rank); from position 48 on 3 ranks x 8 the rest ends with those 4, which do
+// not divide among 3.
+TEST(ElasticBatch, AShortLastMicroBatchThatDoesNotDivideIsRefusedAtStartUp) {
+  torch::manual_seed(1);
+  Trained a;
+  LossScaler no_scaling(false);
+  TrainConfig c = sgd_config();
+  c.training.batch_size = 6;
+  const Checkpoint ck = capture_checkpoint(run_identity(c, 4, 100, kData), {0, 2, 2}, 0, 0,
+                                           TrainState{*a.model, a.optimizer, no_scaling, torch::kCPU});
+  TrainingConfig t;
+  t.batch_size = 8;
+  expect_error([&] { continued_position(ck, "p.pt", make_run_plan(100, 3, t, false, 0), 3, false); },
+               {"p.pt", "positions [48, 100)", "ends with a micro-batch of 4 samples, which do not divide among 3 ranks"});
 }
 
 }  // namespace
