@@ -6,14 +6,23 @@
 
 # ccache cannot cache compiles that use a precompiled header unless told that
 # the header's macros and timestamps are safe to ignore; base_dir makes hits
-# work across clones in different folders (CI builds a fresh clone).
+# work across clones in different folders (CI builds a fresh clone). With -g
+# (the cpu-debug preset) ccache also hashes the working folder, which the debug
+# information names: NOHASHDIR lets a fresh clone hit too (a hit's debug
+# information then names the folder that compiled it first). clang writes the
+# headers' timestamps into its PCH unless told not to, so every PCH differed
+# and nothing that used it ever hit (ccache's "PRECOMPILED HEADERS").
 if(CMAKE_CXX_COMPILER_LAUNCHER MATCHES "ccache$")
   set(_launcher ${CMAKE_BINARY_DIR}/ccache-launcher.sh)
   file(WRITE ${_launcher}
        "#!/bin/sh\n"
        "export CCACHE_SLOPPINESS=pch_defines,time_macros,include_file_mtime,include_file_ctime\n"
        "export CCACHE_BASEDIR=${CMAKE_SOURCE_DIR}\n"
+       "export CCACHE_NOHASHDIR=1\n"
        "exec ${CMAKE_CXX_COMPILER_LAUNCHER} \"$@\"\n")
+  if(CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
+    add_compile_options("SHELL:-Xclang -fno-pch-timestamp")
+  endif()
   file(CHMOD ${_launcher} PERMISSIONS OWNER_READ OWNER_WRITE OWNER_EXECUTE GROUP_READ GROUP_EXECUTE WORLD_READ WORLD_EXECUTE)
   set(CMAKE_CXX_COMPILER_LAUNCHER ${_launcher})
 endif()

@@ -9,6 +9,18 @@
 
 #include "util/memory.hpp"
 
+// clang names AddressSanitizer with __has_feature, gcc with __SANITIZE_ADDRESS__.
+#if defined(__SANITIZE_ADDRESS__)
+#define CIFAR_UNDER_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define CIFAR_UNDER_ASAN 1
+#endif
+#endif
+#ifndef CIFAR_UNDER_ASAN
+#define CIFAR_UNDER_ASAN 0
+#endif
+
 namespace cifar {
 namespace {
 
@@ -31,6 +43,11 @@ long held_after_free() {
 }
 
 TEST(RetainFreedMemory, FreedBlocksStayInTheProcessAndAreReused) {
+#if CIFAR_UNDER_ASAN
+  // The claim is about glibc's allocator, which AddressSanitizer replaces with
+  // its own (mallopt has no effect there): the cpu and cuda builds check it.
+  GTEST_SKIP() << "AddressSanitizer's allocator, not glibc's";
+#endif
   EXPECT_LT(held_after_free(), 8 << 20) << "glibc's default: a 64 MiB block is unmapped on free";
   retain_freed_memory();
   EXPECT_GT(held_after_free(), 56 << 20) << "kept for reuse";
