@@ -71,11 +71,22 @@ for preset in "${presets[@]}"; do
     # LibTorch: two at a time halve their time on 2 cores (154 s -> 74 s).
     # The others launch several MPI ranks, or time signals and stalls: one at
     # a time. The cuda run leaves out the simulated hosts and the local Slurm
-    # (launching, not LibTorch: the cpu run covers them).
-    rest=(-LE 'unit')
+    # (launching, not LibTorch: the cpu run covers them); the jobs tests
+    # (stand-ins for the program) are not in its labels. Every test it does
+    # run loads the LibTorch under test and can depend on it: the e2e,
+    # checkpoint and robustness scripts launch cifar_mpi, cifar_eval or
+    # compare_models, and even the torch-free programs link LibTorch, whose
+    # wheels export libstdc++ code that once changed what torch-free code
+    # did (src/util/paths.hpp), so none is left out (docs/ci.md).
+    rest=(-LE 'unit|slurm')
     [[ $preset == cuda ]] && rest=(-L "$kCpuLabels" -LE 'unit|multinode|slurm')
     ctest --preset "$preset" -j 2 --timeout 600 -L unit || failed+=("$preset (unit)")
     ctest --preset "$preset" -j 1 --timeout 600 "${rest[@]}" || failed+=("$preset")
+    # The Slurm tests (cpu only) side by side: each runs its own cluster and
+    # mostly waits for Slurm (~45 s together, ~110 s one at a time).
+    if [[ $preset == cpu ]]; then
+      ctest --preset "$preset" -j 6 --timeout 600 -L slurm || failed+=("$preset (slurm)")
+    fi
   fi
   # The model files that the apt LibTorch writes, read by the current torch.load
   # of the wheel: the cpu build's Python tests once more with the venv's python.

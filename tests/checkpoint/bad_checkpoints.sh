@@ -15,6 +15,16 @@ newest=ckpt/ckpt-e0001-s000016.pt
 [[ -f $newest && -f ckpt/ckpt-e0000-s000012.pt ]] || fail "expected checkpoints at steps 12 and 16"
 head -c 20000 "$newest" >truncated.pt && mv truncated.pt "$newest"
 
+# Another model: refused (below), meanwhile in the background; it reads the
+# step-12 checkpoint, which the --resume auto run resumes from and keeps.
+other_model() {
+  local rc=0
+  run 2 model.log "${quiet[@]}" --model resnet18 --optimizer sgd --batch-size 16 --epochs 1 --output m.pth \
+    --resume ckpt/ckpt-e0000-s000012.pt || rc=$?
+  [[ $rc == 1 ]] || { cat model.log; fail "resuming a convnet checkpoint as resnet18 exited $rc, expected 1"; }
+}
+background other_model.out other_model
+
 train 2 auto.log "${opts[@]}" --output auto.pth --checkpoint-dir ckpt --resume auto
 expect_in auto.log "skipping checkpoint '$newest' is not readable \(truncated or corrupt\?\)"
 expect_in auto.log 'resumed from checkpoint ckpt/ckpt-e0000-s000012.pt'
@@ -29,10 +39,7 @@ expect_in path.log "checkpoint '$newest' is not readable \(truncated or corrupt\
 [[ $(grep -c 'not readable' path.log) == 1 ]] || { cat path.log; fail "the error should be reported once"; }
 grep -m1 'not readable' path.log | cut -c1-300
 
-rc=0
-run 2 model.log "${quiet[@]}" --model resnet18 --optimizer sgd --batch-size 16 --epochs 1 --output m.pth \
-  --resume ckpt/ckpt-e0000-s000012.pt || rc=$?
-[[ $rc == 1 ]] || { cat model.log; fail "resuming a convnet checkpoint as resnet18 exited $rc, expected 1"; }
+wait_background "another model's checkpoint was not refused"
 expect_in model.log "ckpt-e0000-s000012.pt' was written by a different run: --model convnet there, resnet18 here;.*\(--model convnet "
 grep -m1 'written by' model.log
 echo PASS

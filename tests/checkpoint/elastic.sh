@@ -40,6 +40,22 @@ steps straight.rank* >straight.steps
 check_exactly_once "4 ranks straight" 0 straight.rank*
 before 4 straight.rank* >head.trace  # what the 4-rank run trained before its checkpoint
 
+# The refusals (named below) run meanwhile, in the background: a refused
+# launch is mostly start-up and mpirun's wait after a rank exits non-zero.
+refused() {  # refused NP LOG WHAT REGEX [options...]: the run exits 1 and its log matches REGEX
+  local np=$1 log=$2 what=$3 regex=$4 rc=0
+  shift 4
+  run "$np" "$log" "$@" || rc=$?
+  [[ $rc == 1 ]] || { cat "$log"; fail "$what exited $rc, expected 1"; }
+  expect_in "$log" "$regex"
+}
+background five.out refused 5 five.log "resuming a global micro-batch of 24 on 5 ranks" \
+  'global batch of 24 samples per optimiser step \(6 per rank x 4 ranks\) does not divide among 5 ranks, with or without gradient accumulation; resume on 1, 2, 3, 4, 6, 8, 12, 24 ranks' \
+  "${opts[@]}" --output five.pth --resume "$mid"
+background batch7.out refused 2 batch7.log "--batch-size 7 on 2 ranks" \
+  'global batch of 24 per optimiser step \(6 per rank x 4 ranks\); this run asks for 7 per rank x 2 ranks = 14.*pass --batch-size 12 --accumulate 1' \
+  "${base[@]}" --batch-size 7 --output batch7.pth --resume "$mid"
+
 # 4 -> 2, checkpointing at step 6 (in the middle of the re-sharded epoch).
 traced to2 2 to2.log "${opts[@]}" --output to2.pth --resume "$mid" --checkpoint-dir to2_ckpt \
   --checkpoint-every-steps 6 --keep-checkpoints 100
@@ -61,16 +77,9 @@ traced to2to3 3 to2to3.log "${opts[@]}" --output to2to3.pth --resume "$again"
 before 6 to2.rank* >to2.head
 same_as_straight "4 -> 2 -> 3" to2to3.pth head.trace to2.head to2to3.rank*
 
-# Refusals, naming the numbers.
-rc=0
-run 5 five.log "${opts[@]}" --output five.pth --resume "$mid" || rc=$?
-[[ $rc == 1 ]] || { cat five.log; fail "resuming a global micro-batch of 24 on 5 ranks exited $rc, expected 1"; }
-expect_in five.log 'global batch of 24 samples per optimiser step \(6 per rank x 4 ranks\) does not divide among 5 ranks, with or without gradient accumulation; resume on 1, 2, 3, 4, 6, 8, 12, 24 ranks'
+# Refusals, naming the numbers (started above).
+wait_background "a resume at another world size or with another batch was not refused as expected"
 grep -m1 -o 'resume on 5 rank.*ranks' five.log | head -n 1
-rc=0
-run 2 batch7.log "${base[@]}" --batch-size 7 --output batch7.pth --resume "$mid" || rc=$?
-[[ $rc == 1 ]] || { cat batch7.log; fail "--batch-size 7 on 2 ranks exited $rc, expected 1"; }
-expect_in batch7.log 'global batch of 24 per optimiser step \(6 per rank x 4 ranks\); this run asks for 7 per rank x 2 ranks = 14.*pass --batch-size 12 --accumulate 1'
 grep -m1 -o 'global batch of 24 per.*--accumulate 1)' batch7.log
 # --batch-size 12 on 2 ranks keeps the global batch: accepted (2 steps are enough to show it).
 train 2 batch12.log "${base[@]}" --batch-size 12 --output batch12.pth --resume "$mid" --max-steps 6

@@ -24,8 +24,7 @@ train() {
 # identical A B DESCRIPTION: parameter for parameter, relative tolerance 0.
 identical() {
   echo "--- $3"
-  "$COMPARE_MODELS" "$1" "$2" --rtol 0 | tail -n 1
-  "$COMPARE_MODELS" "$1" "$2" --rtol 0 >/dev/null || fail "$3: parameters differ"
+  compare "$1" "$2" 0 "$3: parameters differ"
 }
 expect_in() {  # expect_in FILE REGEX
   grep -Eq -- "$2" "$1" || { cat "$1"; fail "$1 lacks /$2/"; }

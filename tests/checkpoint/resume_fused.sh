@@ -12,8 +12,7 @@ source "$(dirname "$0")/lib.sh"
 # close A B DESCRIPTION: within float32 rounding, compounded over a few steps.
 close() {
   echo "--- $3"
-  "$COMPARE_MODELS" "$1" "$2" --rtol 1e-3 | tail -n 1
-  "$COMPARE_MODELS" "$1" "$2" --rtol 1e-3 >/dev/null || fail "$3: parameters differ beyond rounding"
+  compare "$1" "$2" 1e-3 "$3: parameters differ beyond rounding"
 }
 
 # 512 samples / 2 ranks / 16 = 16 steps in the one epoch, checkpoints every 5 steps.

@@ -38,23 +38,33 @@ expect_refused() {
   echo "ok ($log, exit $rc): $(grep -m1 -o 'error: .*' "$log" | cut -c1-300)"
 }
 
+# Every run locks its outputs (model file, checkpoint folder) at start-up, and
+# a second run on one of them would be refused for that. The launches up to
+# the next wait_background share none, so they run side by side (common.sh's
+# `background`); none of them writes the first run's files, which each
+# refusal still compares.
+refused_meanwhile() { background "$2.out" expect_refused "$@"; }  # expect_refused, in the background
+
 # What the job scripts met: another --lr and --seed, same folder, --resume auto.
-expect_refused 1 other_run.log \
+refused_meanwhile 1 other_run.log \
   "was written by a different run: --seed 3 there, 4 here; --lr 0.05 there, 0.01 here. .*\(--seed 3 --lr 0.05\)" \
   "${common[@]}" --lr 0.01 --seed 4 --epochs 1 --output other.pth --checkpoint-dir ckpt --resume auto
-# The same size with other content.
-"$CIFAR_PACK" --synthetic 512 --test-count 128 --seed 9 --output other.h5 >/dev/null
-data=other.h5 expect_refused 1 other_data.log \
-  "written with training data of source md5 [0-9a-f]+, 512 training samples.* but this run has source md5 [0-9a-f]+, 512 training samples.*\(--data other.h5\)" \
-  "${run_a[@]}" --epochs 1 --resume auto
 # Mid-epoch (step 6 of 8), every option of the sample order and the inputs.
 for change in "shuffle false:true" "shuffle-seed 1:0" "augment true:false" "normalize dataset:recipe" \
   "drop-last true:false"; do
   option=${change%%:*}
-  expect_refused 1 "mid_${option%% *}.log" "--${option%% *} ${change##*:} there, ${option#* } here" \
-    "${common[@]}" --lr 0.05 --seed 3 --epochs 1 --output mid.pth --resume ckpt/ckpt-e0000-s000006.pt \
-    "--${option%% *}" "${option#* }"
+  refused_meanwhile 1 "mid_${option%% *}.log" "--${option%% *} ${change##*:} there, ${option#* } here" \
+    "${common[@]}" --lr 0.05 --seed 3 --epochs 1 --output "mid_${option%% *}.pth" \
+    --resume ckpt/ckpt-e0000-s000006.pt "--${option%% *}" "${option#* }"
 done
+# Another run's checkpoints in their own folder, for the --resume PATH case below.
+background run_c.out train 2 run_c.log "${common[@]}" --lr 0.01 --seed 4 --epochs 1 --output c.pth --checkpoint-dir ckpt_c
+# The same size with other content.
+"$CIFAR_PACK" --synthetic 512 --test-count 128 --seed 9 --output other.h5 >/dev/null
+wait_background "a run beside the first one failed its check"
+data=other.h5 expect_refused 1 other_data.log \
+  "written with training data of source md5 [0-9a-f]+, 512 training samples.* but this run has source md5 [0-9a-f]+, 512 training samples.*\(--data other.h5\)" \
+  "${run_a[@]}" --epochs 1 --resume auto
 
 # Already finished: said plainly, nothing trained, the model file left alone.
 train 2 finished.log "${run_a[@]}" --epochs 1 --resume auto
@@ -72,7 +82,6 @@ identical first_model.pth model.pth "the model written from the final checkpoint
 expect_refused 2 fresh.log \
   "--checkpoint-dir ckpt already holds 3 checkpoint\(s\) of an earlier run \(newest ckpt-e0001-s000008.pt\); continue that run with --resume auto" \
   "${run_a[@]}" --epochs 1 --resume none
-train 2 run_c.log "${common[@]}" --lr 0.01 --seed 4 --epochs 1 --output c.pth --checkpoint-dir ckpt_c
 expect_refused 1 beside.log \
   "checkpoint 'ckpt/ckpt-e0001-s000008.pt' was written by a different run: --seed 3 there, 4 here; --lr 0.05 there" \
   "${common[@]}" --lr 0.01 --seed 4 --epochs 2 --output c2.pth --checkpoint-dir ckpt --resume ckpt_c/ckpt-e0001-s000008.pt

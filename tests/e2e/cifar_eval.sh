@@ -13,21 +13,22 @@ source "$(dirname "$0")/common.sh"
   fail "this test needs $PYTHON with torch, h5py and matplotlib (Debian's python3-torch, python3-h5py, python3-matplotlib: run tools/setup.sh)"
 export OPENBLAS_NUM_THREADS=1  # Python's GEMMs split as cifar_eval's (--threads 1)
 
+# The launches are independent once their inputs exist, and spend much of
+# their time starting up (and, when refused, in mpirun's wait after a rank
+# exits non-zero): the training runs beside Python saving the ResNet, then
+# the scoring runs and the refusals run side by side (common.sh's
+# `background`); one Python process then checks the three scores.
 score() {  # score NP LOG cifar_eval options...: must succeed
   local np=$1 log=$2
   shift 2
   mpi "$np" "$CIFAR_EVAL" --threads 1 "$@" >"$log" 2>&1 || { cat "$log"; fail "cifar_eval $* failed"; }
   cat "$log"
 }
-check() { "$PYTHON" "$SOURCE_DIR/tests/e2e/eval_check.py" "$@" || fail "Python's numbers differ: eval_check.py $*"; }
-
-mpi 2 "$CIFAR_MPI" --data "$E2E_DATA" --epochs 1 --max-steps 8 --batch-size 32 --eval false --metrics "" \
-  --log-every 1000 --output convnet.pth >train.log 2>&1 || { cat train.log; fail "training failed"; }
-score 2 convnet.log --model convnet --weights convnet.pth --data "$E2E_DATA" --batch-size 100 --json convnet.json
-check convnet convnet.pth "$E2E_DATA" convnet.json 2 100
-score 3 convnet_tta.log --model convnet --weights convnet.pth --data "$E2E_DATA" --batch-size 64 --tta mirror-translate \
-  --json convnet_tta.json
-check convnet convnet.pth "$E2E_DATA" convnet_tta.json 3 64 --tta
+train_convnet() {
+  mpi 2 "$CIFAR_MPI" --data "$E2E_DATA" --epochs 1 --max-steps 8 --batch-size 32 --eval false --metrics "" \
+    --log-every 1000 --output convnet.pth >train.log 2>&1 || { cat train.log; fail "training failed"; }
+}
+background train_convnet.log train_convnet
 
 # A ResNet-18 from Python, batch-norm statistics moved off their initial values.
 "$CIFAR_PACK" --synthetic 64 --test-count 96 --seed 3 --output small.h5 >/dev/null
@@ -43,11 +44,16 @@ with torch.no_grad():
 torch.save(dict(model.state_dict()), "resnet18_py.pth")
 torch.save(model.state_dict(), "resnet18_ordered.pth")
 PY
-score 2 resnet.log --model resnet18 --weights resnet18_py.pth --data small.h5 --batch-size 32 --json resnet.json
-check resnet18 resnet18_py.pth small.h5 resnet.json 2 32
+wait_background "the convnet to score was not trained"
 
-# The refusals are independent launches that spend their time starting up,
-# so they run side by side (common.sh's `background`), each with its own files.
+background convnet.out score 2 convnet.log --model convnet --weights convnet.pth --data "$E2E_DATA" --batch-size 100 \
+  --json convnet.json
+background convnet_tta.out score 3 convnet_tta.log --model convnet --weights convnet.pth --data "$E2E_DATA" \
+  --batch-size 64 --tta mirror-translate --json convnet_tta.json
+background resnet.out score 2 resnet.log --model resnet18 --weights resnet18_py.pth --data small.h5 --batch-size 32 \
+  --json resnet.json
+
+# The refusals, each with its own files.
 check_refused() {  # check_refused N PATTERN cifar_eval options...: exit code 1 and one error line matching PATTERN
   local i=$1 pattern=$2
   shift 2
@@ -74,13 +80,21 @@ refused "model file 'truncated.pth' is not a readable torch.save file" --weights
 refused "model file 'train.log' is not a readable torch.save file" --weights train.log
 refused "cannot open model file 'missing.pth'" --weights missing.pth
 refused "resnet18_ordered.pth' holds a Python OrderedDict" --model resnet18 --weights resnet18_ordered.pth
-rc=0
-mpi 2 "$CIFAR_EVAL" --weights convnet.pth --model vgg >refused.out 2>refused.err || rc=$?
-if [[ $rc != 2 ]] || ! grep -q "'vgg' is not a known model" refused.err; then
-  cat refused.err
-  fail "--model vgg exited $rc, expected 2 and a message naming the model"
-fi
-wait_background "a bad model file or architecture was not refused as expected"
+check_unknown_model() {
+  local rc=0
+  mpi 2 "$CIFAR_EVAL" --weights convnet.pth --model vgg >refused.out 2>refused.err || rc=$?
+  if [[ $rc != 2 ]] || ! grep -q "'vgg' is not a known model" refused.err; then
+    cat refused.err
+    fail "--model vgg exited $rc, expected 2 and a message naming the model"
+  fi
+}
+background unknown_model.log check_unknown_model
+wait_background "a scoring run failed, or a bad model file or architecture was not refused as expected"
+
+# Python's numbers for the three scores, in one process.
+"$PYTHON" "$SOURCE_DIR/tests/e2e/eval_check.py" convnet convnet.pth "$E2E_DATA" convnet.json 2 100 \
+  -- convnet convnet.pth "$E2E_DATA" convnet_tta.json 3 64 --tta \
+  -- resnet18 resnet18_py.pth small.h5 resnet.json 2 32 || fail "Python's numbers differ (eval_check.py, above)"
 
 "$PYTHON" "$SOURCE_DIR/tools/plot_metrics" --confusion convnet.json --output confusion.png ||
   fail "plot_metrics --confusion failed"

@@ -18,6 +18,15 @@ fail() {
   exit 1
 }
 
+# compare A B RTOL WHAT: compare_models A B --rtol RTOL, launched once (it
+# loads LibTorch): its last line shown, its exit code judged; fails with WHAT.
+compare() {
+  local out rc=0
+  out=$("$COMPARE_MODELS" "$1" "$2" --rtol "$3") || rc=$?
+  tail -n 1 <<<"$out"
+  ((rc == 0)) || fail "$4"
+}
+
 # Side by side: `background LOG COMMAND...` starts COMMAND (a function of the
 # script or a program) in the background, its output in LOG, at most 4 at a
 # time; `wait_background WHAT` waits for all of them, shows each LOG in the

@@ -23,12 +23,8 @@ train() {  # train NP OUTPUT [options...]: started in the background
     --max-steps 6 --epochs 1 --eval false --metrics "" --log-every 1000 --output "$out" "$@"
 }
 same() {  # same REFERENCE OTHER DESCRIPTION [RTOL]
-  local rtol=${4:-1e-5}
   echo "--- $3"
-  local rc=0  # one launch: its last line shown, its exit code judged
-  "$COMPARE_MODELS" "$1" "$2" --rtol "$rtol" >compare.txt || rc=$?
-  tail -n 1 compare.txt
-  ((rc == 0)) || fail "$3: parameters differ"
+  compare "$1" "$2" "${4:-1e-5}" "$3: parameters differ"
 }
 
 one_bucket=(--first-bucket-mb 25 --bucket-mb 25)

@@ -7,7 +7,9 @@ reflect-padded by 2, cropped at (2+dy, 2+dx), mirrored), logits averaged with
 the same weights in the same order. The confusion matrix must be equal count for count, the loss
 within 1e-6 (relative). Prints both side by side.
 
-Usage: eval_check.py MODEL WEIGHTS DATA.h5 CPP_JSON RANKS BATCH [--tta]
+Usage: eval_check.py MODEL WEIGHTS DATA.h5 CPP_JSON RANKS BATCH [--tta] [-- MODEL WEIGHTS ...]...
+Each case after a `--` is checked in turn by the same process (one start-up
+of torch for all); the exit code is 1 when any case fails.
 """
 import json
 import os
@@ -81,12 +83,10 @@ def side_by_side(cpp, py, classes):
         print(f"{name[:14]:14s} {cpp['class_accuracy'][c]:18.6f} {py['class_accuracy'][c]:12.6f}")
 
 
-def main():
-    if len(sys.argv) not in (7, 8):
-        sys.exit(__doc__)
-    name, weights, data, cpp_json, ranks, batch = sys.argv[1:7]
-    views = TTA_VIEWS if sys.argv[7:] == ["--tta"] else [(0, 0, False, 1.0)]
-    torch.set_num_threads(1)
+def check(args):
+    """One case: MODEL WEIGHTS DATA.h5 CPP_JSON RANKS BATCH [--tta]. True when it passes."""
+    name, weights, data, cpp_json, ranks, batch = args[:6]
+    views = TTA_VIEWS if args[6:] == ["--tta"] else [(0, 0, False, 1.0)]
     cpp = json.load(open(cpp_json))
     py = reference(name, weights, data, int(ranks), int(batch), views)
     side_by_side(cpp, py, cpp["classes"])
@@ -105,9 +105,26 @@ def main():
     for f in failures:
         print("FAIL", f)
     if failures:
-        sys.exit(1)
+        return False
     print(f"ok   {name} {'with test-time augmentation ' if len(views) > 1 else ''}on {ranks} rank(s): "
           "confusion matrix equal count for count, loss within 1e-6")
+    return True
+
+
+def main():
+    cases, case = [], []
+    for arg in sys.argv[1:] + ["--"]:
+        if arg != "--":
+            case.append(arg)
+            continue
+        if len(case) not in (6, 7) or case[6:] not in ([], ["--tta"]):
+            sys.exit(__doc__)
+        cases.append(case)
+        case = []
+    torch.set_num_threads(1)
+    passed = [check(case) for case in cases]  # every case, also after a failure
+    if not all(passed):
+        sys.exit(1)
 
 
 if __name__ == "__main__":

@@ -9,8 +9,9 @@
 #              sockets close, so the loss is seen at once)
 #   partition  unplug cifar-host1's port from the switch (a dead link or a
 #              powered-off node: nothing is closed, only TCP keepalive on
-#              Open MPI's daemon connections notices, set here to 5 s idle +
-#              3 probes 2 s apart; Open MPI's default is 300 s + 9 x 20 s)
+#              Open MPI's daemon connections notices, set here to 2 s idle +
+#              3 probes 1 s apart, as in restart_host_loss.sh; Open MPI's
+#              default is 300 s + 9 x 20 s)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 netns=$here/../../tools/netns
@@ -25,7 +26,7 @@ mpirun_options=()
 case $mode in
   kill) ;;
   partition)
-    mpirun_options=(--mca oob_tcp_keepalive_time 5 --mca oob_tcp_keepalive_intvl 2
+    mpirun_options=(--mca oob_tcp_keepalive_time 2 --mca oob_tcp_keepalive_intvl 1
                     --mca oob_tcp_keepalive_probes 3 --) ;;
   *) netns_die "mode must be kill or partition, got '$mode'" ;;
 esac

@@ -128,7 +128,6 @@ awk -v a="$accuracy" -v b="$straight_accuracy" 'BEGIN { d = a - b; if (d < 0) d 
 # The steps trained again recompute what was lost, and the elastic resume
 # keeps every step's samples (ConvNet has no BatchNorm, no augmentation): the
 # model equals the uninterrupted run's to rounding (measured: 4e-6).
-"$COMPARE_MODELS" straight.pth "$run_dir/model.pth" --rtol 1e-4 | tail -n 1
-"$COMPARE_MODELS" straight.pth "$run_dir/model.pth" --rtol 1e-4 >/dev/null ||
-  fail "the restarted run's parameters differ from the uninterrupted run's by more than 1e-4"
+compare straight.pth "$run_dir/model.pth" 1e-4 \
+  "the restarted run's parameters differ from the uninterrupted run's by more than 1e-4"
 echo "PASS: lost $(netns_name "$victim") after $reached steps; restarted by itself on $(netns_name 0) from step $resumed, exit 0"

@@ -16,63 +16,82 @@
 here=$(cd "$(dirname "$0")" && pwd)
 source "$here/../e2e/common.sh"
 
+# The cases are independent launches, most of their time start-up and
+# mpirun's wait after a rank exits non-zero, so they run side by side
+# (common.sh's `background`, 4 at a time), each in a folder of its own,
+# cases/NAME: its working folder, where its default outputs (out/model.pth,
+# out/metrics.jsonl) and every path it is meant to write to lie. inputs/
+# holds what the cases only read. A case's file list (its folder and inputs/)
+# must be the same after its run as before it; the whole work folder's, after
+# all of them, as before the first.
 as_user=(setpriv --bounding-set -dac_override,-dac_read_search)
+inputs=$PWD/inputs
+cases=$PWD/cases
 files_now() { find . -path ./logs -prune -o -print | sort; }
 
-# [data=F] [output=F] [metrics=F] expect_failure CODE PATTERN [--as-user] [-- OPTIONS...]:
-# cifar_mpi on 2 ranks with these paths (default: the good data, and outputs
-# in out/) and OPTIONS exits CODE, prints exactly one error line, from one
-# rank, containing PATTERN, and creates no file. --as-user: without root's
-# permission override. The largest rank's peak memory (KiB) is left in logs/rss.txt.
-expect_failure() {
-  local code=$1 pattern=$2
-  shift 2
+# [data=F] [output=F] [metrics=F] check_failure NAME CODE PATTERN [--as-user] [-- OPTIONS...]:
+# cifar_mpi on 2 ranks, in cases/NAME, with these paths (default: the good
+# data, and outputs in cases/NAME/out/) and OPTIONS exits CODE, prints exactly
+# one error line, from one rank, containing PATTERN, and creates no file.
+# --as-user: without root's permission override. Its output and the largest
+# rank's peak memory (KiB, rss.txt) are left in logs/NAME/.
+check_failure() {
+  local name=$1 code=$2 pattern=$3
+  shift 3
   local wrap=()
   if [[ ${1:-} == --as-user ]]; then
     wrap=("${as_user[@]}")
     shift
   fi
   [[ ${1:-} != -- ]] || shift
+  local logs=$PWD/logs/$name
+  mkdir -p "$logs"
+  cd "$cases/$name"
   local before
-  before=$(files_now)
+  before=$(find "$cases/$name" "$inputs" | sort)
   set +e
-  local args=(--data "${data:-$E2E_DATA}" --output "${output:-out/model.pth}"
+  local args=(--data "${data:-$inputs/good.h5}" --output "${output:-out/model.pth}"
               --metrics "${metrics:-out/metrics.jsonl}" --epochs 1 --eval false "$@")
-  /usr/bin/time -q -f %M -o logs/rss.txt "$MPIEXEC" --allow-run-as-root --oversubscribe --bind-to none \
+  /usr/bin/time -q -f %M -o "$logs/rss.txt" "$MPIEXEC" --allow-run-as-root --oversubscribe --bind-to none \
     --mca btl self,vader,tcp --mca btl_vader_single_copy_mechanism none -np 2 \
-    "${wrap[@]}" "$CIFAR_MPI" "${args[@]}" >logs/out.txt 2>logs/err.txt
+    "${wrap[@]}" "$CIFAR_MPI" "${args[@]}" >"$logs/out.txt" 2>"$logs/err.txt"
   local rc=$?
   set -e
-  cat logs/out.txt logs/err.txt >logs/all.txt
-  [[ $rc -eq $code ]] || { cat logs/all.txt; fail "'${args[*]}' exited $rc, expected $code"; }
+  cat "$logs/out.txt" "$logs/err.txt" >"$logs/all.txt"
+  [[ $rc -eq $code ]] || { cat "$logs/all.txt"; fail "$name: '${args[*]}' exited $rc, expected $code"; }
   local n
-  n=$(grep -c "error:" logs/all.txt || true)
-  [[ $n -eq 1 ]] || { cat logs/all.txt; fail "'${args[*]}' printed $n error lines, expected 1"; }
-  grep -qE '^\[rank [0-9]+/2 [^]]*\] error: ' logs/all.txt || { cat logs/all.txt; fail "'${args[*]}': the error line names no rank"; }
-  grep -q -- "$pattern" logs/all.txt || { cat logs/all.txt; fail "'${args[*]}' error does not mention '$pattern'"; }
+  n=$(grep -c "error:" "$logs/all.txt" || true)
+  [[ $n -eq 1 ]] || { cat "$logs/all.txt"; fail "$name: '${args[*]}' printed $n error lines, expected 1"; }
+  grep -qE '^\[rank [0-9]+/2 [^]]*\] error: ' "$logs/all.txt" ||
+    { cat "$logs/all.txt"; fail "$name: '${args[*]}': the error line names no rank"; }
+  grep -q -- "$pattern" "$logs/all.txt" ||
+    { cat "$logs/all.txt"; fail "$name: '${args[*]}' error does not mention '$pattern'"; }
   local after
-  after=$(files_now)
-  [[ $after == "$before" ]] || { diff <(echo "$before") <(echo "$after") || true; fail "'${args[*]}' left files behind"; }
-  echo "ok (exit $rc): ${args[*]:0:6} -> $(grep error: logs/all.txt)"
+  after=$(find "$cases/$name" "$inputs" | sort)
+  [[ $after == "$before" ]] ||
+    { diff <(echo "$before") <(echo "$after") || true; fail "$name: '${args[*]}' left files behind"; }
+  echo "ok (exit $rc): ${args[*]:0:6} -> $(grep error: "$logs/all.txt")"
 }
+# expect_failure NAME CODE PATTERN ...: check_failure, started in the background.
+expect_failure() { background "logs/$1.log" check_failure "$@"; }
 
-mkdir -p logs out
-cp "$E2E_DATA" good.h5
+mkdir -p logs "$inputs"
+cp "$E2E_DATA" "$inputs/good.h5"
+for name in missing unreadable not_hdf5 data_folder truncated corrupted output_under_file output_read_only \
+  metrics_under_file metrics_read_only data_fifo data_device resume_folder declares_more no_checksum \
+  output_folder metrics_fifo output_is_input same_output long_name checkpoint_dir_file; do
+  mkdir -p "$cases/$name/out"
+done
 
 # Data files.
-data="$PWD/missing.h5" expect_failure 1 "no such file"
-cp good.h5 unreadable.h5
-chmod 000 unreadable.h5
-data="$PWD/unreadable.h5" expect_failure 1 "unreadable.h5': cannot be read (Permission denied)" --as-user
-data="$here/bad_input.sh" expect_failure 1 "not an HDF5 file"
-mkdir folder.h5
-data="$PWD/folder.h5" expect_failure 1 "folder.h5': is a folder"
-head -c 100000 good.h5 >truncated.h5
-data="$PWD/truncated.h5" expect_failure 1 "File has been truncated"
+cp "$inputs/good.h5" "$inputs/unreadable.h5"
+chmod 000 "$inputs/unreadable.h5"
+mkdir "$inputs/folder.h5"
+head -c 100000 "$inputs/good.h5" >"$inputs/truncated.h5"
 # Corrupted: one flipped bit inside the first stored chunk of /train/images;
 # its Fletcher32 checksum must catch it.
-cp good.h5 corrupted.h5
-"$PYTHON" - corrupted.h5 <<'PY'
+cp "$inputs/good.h5" "$inputs/corrupted.h5"
+"$PYTHON" - "$inputs/corrupted.h5" <<'PY'
 import sys, h5py
 path = sys.argv[1]
 with h5py.File(path, "r") as f:
@@ -84,29 +103,11 @@ with open(path, "r+b") as f:
     f.seek(info.byte_offset + 1000)
     f.write(bytes([byte ^ 0x01]))
 PY
-data="$PWD/corrupted.h5" expect_failure 1 "checksum error"
-grep -q "dataset /train/images" logs/all.txt || fail "the checksum error does not name the dataset"
-
-# Output and metrics paths: a folder under a regular file, and a read-only folder.
-touch plain_file
-mkdir read_only
-chmod 555 read_only
-output="$PWD/plain_file/model.pth" expect_failure 2 "--output $PWD/plain_file/model.pth"
-output="$PWD/read_only/model.pth" expect_failure 2 "--output $PWD/read_only/model.pth" --as-user
-metrics="$PWD/plain_file/m.jsonl" expect_failure 2 "--metrics $PWD/plain_file/m.jsonl"
-metrics="$PWD/read_only/m.jsonl" expect_failure 2 "--metrics $PWD/read_only/m.jsonl" --as-user
-[[ -z $(ls -A read_only) && -z $(ls -A out) ]] || fail "files were written: $(ls -A read_only out)"
-
-# Inputs that would block the reader (a FIFO) or feed it without end (a
-# device): refused before they are opened.
-mkfifo fifo.h5
-data="$PWD/fifo.h5" expect_failure 1 "fifo.h5': is not a regular file (a FIFO, socket or device)"
-data=/dev/zero expect_failure 1 "'/dev/zero': is not a regular file"
-expect_failure 1 "checkpoint '$PWD/folder.h5' is a folder, not a file" -- --resume "$PWD/folder.h5"
-
+# Inputs that would block the reader (a FIFO) or feed it without end (a device).
+mkfifo "$inputs/fifo.h5"
 # HDF5 files that declare more than they hold, or hold it without checksums.
 craft() {  # craft OUT KIND: a copy of the good file, changed by h5py
-  cp good.h5 "$1"
+  cp "$inputs/good.h5" "$1"
   "$PYTHON" - "$1" "$2" <<'PY'
 import sys, h5py, numpy as np
 path, kind = sys.argv[1], sys.argv[2]
@@ -124,29 +125,15 @@ with h5py.File(path, "r+") as f:
         g.create_dataset("labels", data=labels, chunks=(len(labels),))
 PY
 }
-craft declares_more.h5 declares-more
-data="$PWD/declares_more.h5" expect_failure 1 \
-  "dataset /train/images: declares 1661 chunk(s) of data but only 1 were ever written"
-rss_kib=$(tail -n 1 logs/rss.txt)
-echo "peak memory of a rank: $((rss_kib / 1024)) MiB for a $(stat -c %s declares_more.h5)-byte file declaring 1.7 million images"
-((rss_kib < 1024 * 1024)) || fail "a rank used $((rss_kib / 1024)) MiB: sizes were allocated before they were checked"
-craft no_checksum.h5 no-checksum
-data="$PWD/no_checksum.h5" expect_failure 1 "dataset /train/labels: has no Fletcher32 checksum filter"
-
-# Outputs that could only fail after training, or that would replace an input.
-cp good.h5 input_copy.h5
-output="$PWD/folder.h5" expect_failure 2 "--output $PWD/folder.h5 is a folder, not a file; name a file to write"
-metrics="$PWD/fifo.h5" expect_failure 2 "--metrics $PWD/fifo.h5 is not a regular file"
-data="$PWD/input_copy.h5" output="$PWD/input_copy.h5" expect_failure 2 \
-  "--output $PWD/input_copy.h5 is the same file as --data $PWD/input_copy.h5: an output never overwrites an input"
-cmp -s good.h5 input_copy.h5 || fail "the input was changed"
-output=out/same.jsonl metrics=out/same.jsonl expect_failure 2 "--output and --metrics name the same file"
-long_name=out/$(printf 'm%.0s' {1..250}).pth  # fine for the file system, too long for its temporary name
-output=$long_name expect_failure 2 "--output $long_name: cannot create out/.$(basename "$long_name").tmp-"
-grep -q "(File name too long); choose another path" logs/all.txt || fail "the reason is not named"
-expect_failure 2 "--checkpoint-dir $PWD/plain_file: cannot write to folder $PWD/plain_file" -- \
-  --checkpoint-dir "$PWD/plain_file"
-
+craft "$inputs/declares_more.h5" declares-more
+craft "$inputs/no_checksum.h5" no-checksum
+# What the output cases write to: a folder under a regular file, a read-only
+# folder, a folder and a FIFO where a file should be, a copy of the data.
+for name in output_under_file metrics_under_file checkpoint_dir_file; do touch "$cases/$name/plain_file"; done
+for name in output_read_only metrics_read_only; do mkdir -m 555 "$cases/$name/read_only"; done
+mkdir "$cases/output_folder/folder.h5"
+mkfifo "$cases/metrics_fifo/fifo.h5"
+cp "$inputs/good.h5" "$cases/output_is_input/input_copy.h5"
 # cifar_pack: a 120-byte archive whose header claims a 4 GiB member.
 "$PYTHON" - hostile.tar.gz <<'PY'
 import gzip, sys, tarfile
@@ -154,9 +141,72 @@ member = tarfile.TarInfo("cifar-10-batches-bin/data_batch_1.bin")
 member.size = 4 << 30
 open(sys.argv[1], "wb").write(gzip.compress(member.tobuf(tarfile.USTAR_FORMAT)))
 PY
+all_before=$(files_now)
+
+data="$inputs/missing.h5" expect_failure missing 1 "no such file"
+data="$inputs/unreadable.h5" expect_failure unreadable 1 "unreadable.h5': cannot be read (Permission denied)" --as-user
+data="$here/bad_input.sh" expect_failure not_hdf5 1 "not an HDF5 file"
+data="$inputs/folder.h5" expect_failure data_folder 1 "folder.h5': is a folder"
+data="$inputs/truncated.h5" expect_failure truncated 1 "File has been truncated"
+data="$inputs/corrupted.h5" expect_failure corrupted 1 "checksum error"
+
+# Output and metrics paths: a folder under a regular file, and a read-only folder.
+c=$cases/output_under_file
+output="$c/plain_file/model.pth" expect_failure output_under_file 2 "--output $c/plain_file/model.pth"
+c=$cases/output_read_only
+output="$c/read_only/model.pth" expect_failure output_read_only 2 "--output $c/read_only/model.pth" --as-user
+c=$cases/metrics_under_file
+metrics="$c/plain_file/m.jsonl" expect_failure metrics_under_file 2 "--metrics $c/plain_file/m.jsonl"
+c=$cases/metrics_read_only
+metrics="$c/read_only/m.jsonl" expect_failure metrics_read_only 2 "--metrics $c/read_only/m.jsonl" --as-user
+
+# Inputs that would block the reader (a FIFO) or feed it without end (a
+# device): refused before they are opened.
+data="$inputs/fifo.h5" expect_failure data_fifo 1 "fifo.h5': is not a regular file (a FIFO, socket or device)"
+data=/dev/zero expect_failure data_device 1 "'/dev/zero': is not a regular file"
+expect_failure resume_folder 1 "checkpoint '$inputs/folder.h5' is a folder, not a file" -- --resume "$inputs/folder.h5"
+
+# HDF5 files that declare more than they hold, or hold it without checksums.
+data="$inputs/declares_more.h5" expect_failure declares_more 1 \
+  "dataset /train/images: declares 1661 chunk(s) of data but only 1 were ever written"
+data="$inputs/no_checksum.h5" expect_failure no_checksum 1 "dataset /train/labels: has no Fletcher32 checksum filter"
+
+# Outputs that could only fail after training, or that would replace an input.
+c=$cases/output_folder
+output="$c/folder.h5" expect_failure output_folder 2 \
+  "--output $c/folder.h5 is a folder, not a file; name a file to write"
+c=$cases/metrics_fifo
+metrics="$c/fifo.h5" expect_failure metrics_fifo 2 "--metrics $c/fifo.h5 is not a regular file"
+c=$cases/output_is_input
+data="$c/input_copy.h5" output="$c/input_copy.h5" expect_failure output_is_input 2 \
+  "--output $c/input_copy.h5 is the same file as --data $c/input_copy.h5: an output never overwrites an input"
+output=out/same.jsonl metrics=out/same.jsonl expect_failure same_output 2 "--output and --metrics name the same file"
+long_name=out/$(printf 'm%.0s' {1..250}).pth  # fine for the file system, too long for its temporary name
+output=$long_name expect_failure long_name 2 "--output $long_name: cannot create out/.$(basename "$long_name").tmp-"
+c=$cases/checkpoint_dir_file
+expect_failure checkpoint_dir_file 2 \
+  "--checkpoint-dir $c/plain_file: cannot write to folder $c/plain_file" -- --checkpoint-dir "$c/plain_file"
+
+# cifar_pack on the hostile archive, meanwhile.
 rc=0
-/usr/bin/time -q -f %M -o logs/rss.txt "$CIFAR_PACK" --input hostile.tar.gz --output logs/x.h5 >logs/pack.txt 2>&1 || rc=$?
-rss_kib=$(tail -n 1 logs/rss.txt)
+/usr/bin/time -q -f %M -o logs/pack_rss.txt "$CIFAR_PACK" --input hostile.tar.gz --output logs/x.h5 >logs/pack.txt 2>&1 || rc=$?
+wait_background "a bad input was not refused as expected"
+
+# What some cases must show beyond the common checks.
+grep -q "dataset /train/images" logs/corrupted/all.txt || fail "the checksum error does not name the dataset"
+rss_kib=$(tail -n 1 logs/declares_more/rss.txt)
+echo "peak memory of a rank: $((rss_kib / 1024)) MiB for a $(stat -c %s "$inputs/declares_more.h5")-byte file declaring 1.7 million images"
+((rss_kib < 1024 * 1024)) || fail "a rank used $((rss_kib / 1024)) MiB: sizes were allocated before they were checked"
+for name in output_read_only metrics_read_only; do
+  [[ -z $(ls -A "$cases/$name/read_only") ]] || fail "files were written: $(ls -A "$cases/$name/read_only")"
+done
+cmp -s "$inputs/good.h5" "$cases/output_is_input/input_copy.h5" || fail "the input was changed"
+grep -q "(File name too long); choose another path" logs/long_name/all.txt || fail "the reason is not named"
+files_after=$(files_now)
+[[ $files_after == "$all_before" ]] ||
+  { diff <(echo "$all_before") <(echo "$files_after") || true; fail "the runs left files behind"; }
+
+rss_kib=$(tail -n 1 logs/pack_rss.txt)
 [[ $rc == 1 ]] && grep -q "data_batch_1.bin claims 4294967296 bytes, more than the 30730000 of a CIFAR-10 batch file" \
   logs/pack.txt || { cat logs/pack.txt; fail "cifar_pack on a hostile $(stat -c %s hostile.tar.gz)-byte archive: exit $rc"; }
 ((rss_kib < 1024 * 1024)) || fail "cifar_pack used $((rss_kib / 1024)) MiB on a 4 GiB claim"

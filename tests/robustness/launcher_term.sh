@@ -35,14 +35,19 @@ run_dir=$(sed -n 's/.*run folder \(.*\); to resume it.*/\1/p' first.log)
 echo "SIGTERM -> exit 3 with $(ls "$run_dir"/checkpoints) in $run_dir"
 
 # Another launch: another folder; the first launch's folder resumes when named.
-CIFAR_EXTRA_ARGS="--batch-size 8 --epochs 1 --max-steps 2 --eval false" \
-  bash "$SOURCE_DIR/jobs/local_mpirun.sh" -n 2 -c 1 >second.log 2>&1 || { cat second.log; fail "second launch failed"; }
-second_dir=$(sed -n 's/.*run folder \(.*\); to resume it.*/\1/p' second.log)
-[[ -n $second_dir && $second_dir != "$run_dir" && -f $second_dir/model.pth ]] ||
-  fail "the second launch did not get its own run folder: '$second_dir' vs '$run_dir'"
+# The two are independent (each its own run folder): side by side.
+second_launch() {
+  CIFAR_EXTRA_ARGS="--batch-size 8 --epochs 1 --max-steps 2 --eval false" \
+    bash "$SOURCE_DIR/jobs/local_mpirun.sh" -n 2 -c 1 >second.log 2>&1 || { cat second.log; fail "second launch failed"; }
+}
+background second.out second_launch
 step=$(ls "$run_dir"/checkpoints | sed -n 's/.*-s0*\([0-9][0-9]*\)\.pt/\1/p' | sort -n | tail -1)
 CIFAR_RUN_DIR=$run_dir CIFAR_EXTRA_ARGS="--batch-size 8 --epochs 100000 --max-steps $((step + 2)) --eval false" \
   bash "$SOURCE_DIR/jobs/local_mpirun.sh" -n 2 -c 1 >resumed.log 2>&1 || { cat resumed.log; fail "resume failed"; }
+wait_background "the second launch failed"
+second_dir=$(sed -n 's/.*run folder \(.*\); to resume it.*/\1/p' second.log)
+[[ -n $second_dir && $second_dir != "$run_dir" && -f $second_dir/model.pth ]] ||
+  fail "the second launch did not get its own run folder: '$second_dir' vs '$run_dir'"
 grep -q "resumed from checkpoint $run_dir/checkpoints/" resumed.log || { cat resumed.log; fail "did not resume"; }
 [[ -f $run_dir/model.pth ]] || fail "the resumed run wrote no model"
 echo PASS

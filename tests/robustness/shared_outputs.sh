@@ -18,21 +18,25 @@ job=$!
 wait_until_training
 holder="host $(hostname), pid $(rank_pid 0),"
 
-# expect_busy PATTERN [cifar_mpi options...]: refused with exit code 2 and one error line.
-expect_busy() {
-  local pattern=$1 rc=0
-  shift
-  mpi 2 "$CIFAR_MPI" --data "$E2E_DATA" --epochs 1 --eval false "$@" >b.log 2>&1 || rc=$?
-  [[ $rc == 2 ]] || { cat b.log; fail "job B ($*) exited $rc, expected 2"; }
-  [[ $(grep -c 'error:' b.log) == 1 ]] || { cat b.log; fail "job B: expected one error line"; }
-  grep -qF -- "$pattern" b.log || { cat b.log; fail "job B's error does not say '$pattern'"; }
-  grep -qF -- "$holder" b.log || { cat b.log; fail "job B's error does not name the holder '$holder'"; }
-  echo "ok: $(grep -o 'error: .*' b.log | cut -c1-250)"
+# expect_busy N PATTERN [cifar_mpi options...]: job B number N is refused with
+# exit code 2 and one error line. The three B jobs share no path but A's, so
+# they run side by side (common.sh's `background`) while A trains.
+check_busy() {
+  local log=b$1.log pattern=$2 rc=0
+  shift 2
+  mpi 2 "$CIFAR_MPI" --data "$E2E_DATA" --epochs 1 --eval false "$@" >"$log" 2>&1 || rc=$?
+  [[ $rc == 2 ]] || { cat "$log"; fail "job B ($*) exited $rc, expected 2"; }
+  [[ $(grep -c 'error:' "$log") == 1 ]] || { cat "$log"; fail "job B: expected one error line"; }
+  grep -qF -- "$pattern" "$log" || { cat "$log"; fail "job B's error does not say '$pattern'"; }
+  grep -qF -- "$holder" "$log" || { cat "$log"; fail "job B's error does not name the holder '$holder'"; }
+  echo "ok: $(grep -o 'error: .*' "$log" | cut -c1-250)"
 }
-expect_busy "--checkpoint-dir $a/ckpt is in use by another job (host" \
+expect_busy() { background "b$1.out" check_busy "$@"; }
+expect_busy 1 "--checkpoint-dir $a/ckpt is in use by another job (host" \
   --output b1.pth --metrics "" --checkpoint-dir "$a/ckpt" --resume auto
-expect_busy "--output $a/model.pth is in use by another job" --output "$a/model.pth" --metrics ""
-expect_busy "--metrics $a/metrics.jsonl is in use by another job" --output b3.pth --metrics "$a/metrics.jsonl"
+expect_busy 2 "--output $a/model.pth is in use by another job" --output "$a/model.pth" --metrics ""
+expect_busy 3 "--metrics $a/metrics.jsonl is in use by another job" --output b3.pth --metrics "$a/metrics.jsonl"
+wait_background "a job B was not refused as expected"
 kill -0 "$job" 2>/dev/null || { cat run.log; fail "job A did not survive job B"; }
 [[ ! -e b1.pth && ! -e b3.pth ]] || fail "a refused job wrote its model"
 

@@ -45,6 +45,21 @@ mapfile -t ranks < <(pgrep -f -- "--checkpoint-dir $run_dir/checkpoints" | while
 ((${#ranks[@]} == kNtasks)) || job_test_fail "found ${#ranks[@]} cifar_mpi rank(s) of the job, expected $kNtasks: ${ranks[*]}"
 mini_cluster_log "killing every rank of the step (kill -9 ${ranks[*]}) after $(grep -c 'Batch: ' "$log") steps"
 kill -9 "${ranks[@]}"
+# The newest checkpoint written before the kill: the newest file once the
+# ranks are gone, before the job restarts the step (CIFAR_RESTART_BACKOFF=1 s,
+# then a launch). Not its log line: the program logs a checkpoint after
+# writing it, so a kill between the two leaves the file without the line.
+for _ in $(seq 200); do
+  alive=0
+  for pid in "${ranks[@]}"; do
+    [[ -e /proc/$pid && $(awk '{print $3}' "/proc/$pid/stat" 2>/dev/null) != Z ]] && alive=1
+  done
+  ((alive)) || break
+  sleep 0.05
+done
+newest=$(find "$run_dir/checkpoints" -name 'ckpt-*.pt' | sed -n 's/.*-s0*\([0-9][0-9]*\)\.pt$/\1/p' | sort -n | tail -n 1)
+(($(grep -c 'launch: srun --mpi=pmix ' "$log") == 1)) ||
+  job_test_fail "the step was launched again before the checkpoints written before the kill could be listed"
 
 job_test_expect_completed "$name" "$job" 150
 restarts=$(mini_cluster_job_field "$job" Restarts)
@@ -56,7 +71,6 @@ job_test_expect_in_log "$name" "$job" 1 \
 
 # The restart resumed from the newest checkpoint written before the kill.
 restart_line=$(grep -n 'restart 1 of at most' "$log" | head -n 1 | cut -d: -f1)
-newest=$(head -n "$restart_line" "$log" | sed -n 's/^.*checkpoint .* (epoch [0-9]*, batch [0-9]*, step \([0-9]*\))$/\1/p' | tail -n 1)
 reached=$(head -n "$restart_line" "$log" | grep -c 'Batch: ' || true)
 resumed=$(tail -n +"$restart_line" "$log" | sed -n 's/.*resumed from checkpoint .*, step \([0-9]*\)$/\1/p' | head -n 1)
 grep -E 'step failed|restart [0-9] of|resumed from' "$log"
