@@ -68,9 +68,30 @@ data="$here/bad_input.sh" expect_failure 1 "not an HDF5 file"
 mkdir folder.h5
 data="$PWD/folder.h5" expect_failure 1 "folder.h5': is a folder"
 head -c 100000 good.h5 >truncated.h5
-data="$PWD/truncated.h5" expect_failure 1 "File has been truncated"
-# Corrupted: one flipped bit inside the first stored chunk of /train/images;
-# its Fletcher32 checksum must catch it.
+data="$PWD/truncated.h5" expect_failure 1 "truncated.h5': truncated: cifar_pack wrote $(stat -c %s good.h5) bytes, 100000 are left"
+# A file packed before the checksum header: refused with the command that repacks it.
+data="$SOURCE_DIR/tests/data/old-layout-synthetic-2-1.h5" expect_failure 1 \
+  "has no checksum header (it was packed by a cifar_pack older than the header"
+grep -qF "repack it with \`cifar_pack --input cifar-10-binary.tar.gz --output $SOURCE_DIR/tests/data/old-layout-synthetic-2-1.h5\`" \
+  logs/all.txt || fail "the message does not give the command that repacks the file"
+
+reseal() {  # reseal FILE: the checksum header (src/data/packed_header.hpp) written again after FILE was changed on purpose
+  "$PYTHON" - "$1" <<'PY'
+import hashlib, os, sys
+path = sys.argv[1]
+with open(path, "r+b") as f:
+    f.seek(512)
+    digest = hashlib.md5(f.read()).hexdigest()
+    header = "cifar_mpi packed CIFAR-10, HDF5 from byte 512\nsize %d\nmd5 %s\n" % (os.path.getsize(path), digest)
+    f.seek(0)
+    f.write(header.encode().ljust(512, b"\0"))
+PY
+}
+
+# Corrupted: one flipped bit inside the first stored chunk of /train/images.
+# The checksum header refuses the file before HDF5 reads it; resealed (as if
+# the bit had flipped before the header was written), the chunk's Fletcher32
+# checksum must catch it.
 cp good.h5 corrupted.h5
 "$PYTHON" - corrupted.h5 <<'PY'
 import sys, h5py
@@ -84,6 +105,8 @@ with open(path, "r+b") as f:
     f.seek(info.byte_offset + 1000)
     f.write(bytes([byte ^ 0x01]))
 PY
+data="$PWD/corrupted.h5" expect_failure 1 "corrupted.h5': damaged: the MD5 of its bytes after the header is"
+reseal corrupted.h5
 data="$PWD/corrupted.h5" expect_failure 1 "checksum error"
 grep -q "dataset /train/images" logs/all.txt || fail "the checksum error does not name the dataset"
 
@@ -123,6 +146,7 @@ with h5py.File(path, "r+") as f:
         del g["labels"]
         g.create_dataset("labels", data=labels, chunks=(len(labels),))
 PY
+  reseal "$1"
 }
 craft declares_more.h5 declares-more
 data="$PWD/declares_more.h5" expect_failure 1 \
