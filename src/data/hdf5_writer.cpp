@@ -1,6 +1,7 @@
 // Writes the packed CIFAR-10 HDF5 file (schema v1, see cifar_schema.hpp):
 // chunked uint8 datasets guarded by Fletcher32 (optionally deflated), stats
-// and provenance as attributes, published atomically.
+// and provenance as attributes, after a checksum header over the whole file
+// (packed_header.hpp), published atomically.
 #include <string>
 #include <vector>
 
@@ -8,6 +9,7 @@
 #include "data/cifar_schema.hpp"
 #include "data/h5_check.hpp"
 #include "data/hdf5_dataset.hpp"
+#include "data/packed_header.hpp"
 #include "util/error.hpp"
 #include "util/log.hpp"
 
@@ -92,7 +94,10 @@ void write_split(hid_t file, const std::string& name, const RawSplit& split,
 }
 
 void write_file(const std::string& path, const CifarData& data, const H5WriteOptions& options) {
-  H5Handle file(H5_CHECK(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT)), H5Fclose);
+  // HDF5 starts at byte 512; the checksum header goes before it (sealed below).
+  H5Handle fcpl(H5_CHECK(H5Pcreate(H5P_FILE_CREATE)), H5Pclose);
+  H5_CHECK(H5Pset_userblock(fcpl.get(), packed_header::kBytes));
+  H5Handle file(H5_CHECK(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, fcpl.get(), H5P_DEFAULT)), H5Fclose);
   const int version = schema::kSchemaVersion;
   write_numeric_attr(file.get(), schema::kAttrSchemaVersion, H5T_NATIVE_INT32, &version, 1);
   write_strings_attr(file.get(), schema::kAttrClassNames, data.class_names, /*scalar=*/false);
@@ -104,6 +109,7 @@ void write_file(const std::string& path, const CifarData& data, const H5WriteOpt
   write_split(file.get(), schema::kTest, data.test, options);
   H5_CHECK(H5Fflush(file.get(), H5F_SCOPE_GLOBAL));
   file.reset();
+  packed_header::seal(path);  // after HDF5 has closed the file: the MD5 covers every byte it wrote
 }
 
 }  // namespace

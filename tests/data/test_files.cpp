@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "data/packed_header.hpp"
 #include "util/paths.hpp"
 
 namespace cifar::test {
@@ -33,5 +34,7 @@ std::string write_small_h5(const TempDir& dir, int64_t train_count, int64_t test
   write_cifar_h5(path, make_synthetic_cifar(train_count, test_count, seed));
   return path;
 }
+
+void reseal(const std::string& path) { packed_header::seal(path); }
 
 }  // namespace cifar::test

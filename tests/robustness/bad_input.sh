@@ -79,7 +79,7 @@ mkdir -p logs "$inputs"
 cp "$E2E_DATA" "$inputs/good.h5"
 for name in missing unreadable not_hdf5 data_folder truncated corrupted output_under_file output_read_only \
   metrics_under_file metrics_read_only data_fifo data_device resume_folder declares_more no_checksum \
-  output_folder metrics_fifo output_is_input same_output long_name checkpoint_dir_file; do
+  output_folder metrics_fifo output_is_input same_output long_name checkpoint_dir_file old_layout corrupted_resealed; do
   mkdir -p "$cases/$name/out"
 done
 
@@ -88,8 +88,22 @@ cp "$inputs/good.h5" "$inputs/unreadable.h5"
 chmod 000 "$inputs/unreadable.h5"
 mkdir "$inputs/folder.h5"
 head -c 100000 "$inputs/good.h5" >"$inputs/truncated.h5"
-# Corrupted: one flipped bit inside the first stored chunk of /train/images;
-# its Fletcher32 checksum must catch it.
+reseal() {  # reseal FILE: the checksum header (src/data/packed_header.hpp) written again after FILE was changed on purpose
+  "$PYTHON" - "$1" <<'PY'
+import hashlib, os, sys
+path = sys.argv[1]
+with open(path, "r+b") as f:
+    f.seek(512)
+    digest = hashlib.md5(f.read()).hexdigest()
+    header = "cifar_mpi packed CIFAR-10, HDF5 from byte 512\nsize %d\nmd5 %s\n" % (os.path.getsize(path), digest)
+    f.seek(0)
+    f.write(header.encode().ljust(512, b"\0"))
+PY
+}
+# Corrupted: one flipped bit inside the first stored chunk of /train/images.
+# The checksum header refuses the file before HDF5 reads it; resealed (as if
+# the bit had flipped before the header was written), the chunk's Fletcher32
+# checksum must catch it.
 cp "$inputs/good.h5" "$inputs/corrupted.h5"
 "$PYTHON" - "$inputs/corrupted.h5" <<'PY'
 import sys, h5py
@@ -103,6 +117,8 @@ with open(path, "r+b") as f:
     f.seek(info.byte_offset + 1000)
     f.write(bytes([byte ^ 0x01]))
 PY
+cp "$inputs/corrupted.h5" "$inputs/corrupted_resealed.h5"
+reseal "$inputs/corrupted_resealed.h5"
 # Inputs that would block the reader (a FIFO) or feed it without end (a device).
 mkfifo "$inputs/fifo.h5"
 # HDF5 files that declare more than they hold, or hold it without checksums.
@@ -124,6 +140,7 @@ with h5py.File(path, "r+") as f:
         del g["labels"]
         g.create_dataset("labels", data=labels, chunks=(len(labels),))
 PY
+  reseal "$1"
 }
 craft "$inputs/declares_more.h5" declares-more
 craft "$inputs/no_checksum.h5" no-checksum
@@ -147,8 +164,13 @@ data="$inputs/missing.h5" expect_failure missing 1 "no such file"
 data="$inputs/unreadable.h5" expect_failure unreadable 1 "unreadable.h5': cannot be read (Permission denied)" --as-user
 data="$here/bad_input.sh" expect_failure not_hdf5 1 "not an HDF5 file"
 data="$inputs/folder.h5" expect_failure data_folder 1 "folder.h5': is a folder"
-data="$inputs/truncated.h5" expect_failure truncated 1 "File has been truncated"
-data="$inputs/corrupted.h5" expect_failure corrupted 1 "checksum error"
+data="$inputs/truncated.h5" expect_failure truncated 1 \
+  "truncated.h5': truncated: cifar_pack wrote $(stat -c %s "$inputs/good.h5") bytes, 100000 are left"
+# A file packed before the checksum header: refused with the command that repacks it.
+old_layout=$SOURCE_DIR/tests/data/old-layout-synthetic-2-1.h5
+data="$old_layout" expect_failure old_layout 1 "has no checksum header (it was packed by a cifar_pack older than the header"
+data="$inputs/corrupted.h5" expect_failure corrupted 1 "corrupted.h5': damaged: the MD5 of its bytes after the header is"
+data="$inputs/corrupted_resealed.h5" expect_failure corrupted_resealed 1 "checksum error"
 
 # Output and metrics paths: a folder under a regular file, and a read-only folder.
 c=$cases/output_under_file
@@ -193,7 +215,9 @@ rc=0
 wait_background "a bad input was not refused as expected"
 
 # What some cases must show beyond the common checks.
-grep -q "dataset /train/images" logs/corrupted/all.txt || fail "the checksum error does not name the dataset"
+grep -q "dataset /train/images" logs/corrupted_resealed/all.txt || fail "the checksum error does not name the dataset"
+grep -qF "repack it with \`cifar_pack --input cifar-10-binary.tar.gz --output $old_layout\`" logs/old_layout/all.txt ||
+  fail "the message does not give the command that repacks the file"
 rss_kib=$(tail -n 1 logs/declares_more/rss.txt)
 echo "peak memory of a rank: $((rss_kib / 1024)) MiB for a $(stat -c %s "$inputs/declares_more.h5")-byte file declaring 1.7 million images"
 ((rss_kib < 1024 * 1024)) || fail "a rank used $((rss_kib / 1024)) MiB: sizes were allocated before they were checked"
