@@ -5,7 +5,7 @@
 # its configs at <its folder>/../share/cifar_mpi/config (kInstalledConfigDir,
 # src/config/train_config.hpp), the installed job scripts find the programs at
 # ../../../bin, and the module files find the prefix from their own place.
-install(TARGETS cifar_mpi cifar_pack allreduce_bench compare_models RUNTIME DESTINATION bin)
+install(TARGETS cifar_mpi cifar_pack cifar_eval allreduce_bench compare_models RUNTIME DESTINATION bin)
 install(PROGRAMS tools/plot_metrics DESTINATION bin)
 install(DIRECTORY config/ DESTINATION share/cifar_mpi/config FILES_MATCHING PATTERN "*.ini")
 install(DIRECTORY jobs/ DESTINATION share/cifar_mpi/jobs USE_SOURCE_PERMISSIONS)

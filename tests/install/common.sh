@@ -10,14 +10,14 @@ expect() {
   grep -Eq -- "$2" "$1" || { cat "$1" >&2; fail "no line matching /$2/ in $1 (shown above)"; }
 }
 # The files every install has, relative to its prefix.
-kInstalledFiles=(bin/cifar_mpi bin/cifar_pack bin/allreduce_bench bin/compare_models bin/plot_metrics
+kInstalledFiles=(bin/cifar_mpi bin/cifar_pack bin/cifar_eval bin/allreduce_bench bin/compare_models bin/plot_metrics
   share/cifar_mpi/config/default.ini share/cifar_mpi/config/smoke.ini share/cifar_mpi/config/resnet18.ini
   share/cifar_mpi/jobs/train.slurm share/cifar_mpi/jobs/train_multinode.slurm share/cifar_mpi/jobs/run_cifar.sh
   share/cifar_mpi/jobs/cifar_common.sh share/cifar_mpi/jobs/cifar_restart.sh
   share/cifar_mpi/jobs/local_mpirun.sh
   share/doc/cifar_mpi/README.md share/doc/cifar_mpi/install.md share/doc/cifar_mpi/slurm.md
   "share/modulefiles/cifar_mpi/$VERSION.lua" "share/modules/modulefiles/cifar_mpi/$VERSION")
-kPrograms=(cifar_mpi cifar_pack allreduce_bench compare_models)
+kPrograms=(cifar_mpi cifar_pack cifar_eval allreduce_bench compare_models)
 
 # expect_install ROOT: every installed file is under ROOT, programs and job scripts executable.
 expect_install() {

@@ -23,6 +23,10 @@ expect train1.log '^Epoch: 0 \| Batch: 2/'
 expect train1.log '^RESULT train_seconds=[0-9.]+ images_per_second=[0-9.]+ test_accuracy=[0-9.]+$'
 [[ -s ddp_model.pth ]] || fail "no ddp_model.pth in $here"
 grep -Eq '"steps": 3, .*"world_size": 2' runs/metrics.jsonl || fail "metrics: $(cat runs/metrics.jsonl)"
+# The installed cifar_eval scores that model on data/cifar10.h5 (its default) as the run's own evaluation did.
+mpi 2 "$PREFIX/bin/cifar_eval" --weights ddp_model.pth | tee eval1.log
+accuracy=$(sed -n 's/.*test_accuracy=\([0-9.]*\)$/\1/p' train1.log)
+expect eval1.log "^accuracy $accuracy \([0-9]+ correct\)"
 
 echo "== 2. CIFAR_DATA and --config smoke, no data/ here"
 mkdir -p "$WORK/other" && cd "$WORK/other"
