@@ -455,6 +455,86 @@ class PickleCheck {
   uint64_t puts_ = 0;
 };
 
+// One line of a module's source, as torch's printer writes it for a module
+// that only holds attributes (python_print.cpp: the class header, the
+// parameter and buffer lists, and one line per attribute).
+class SourceLine {
+ public:
+  explicit SourceLine(const std::string& s) : s_(s) {}
+
+  bool matches() {
+    if (s_.empty()) return true;
+    if (lit("class ")) return ident() && lit("(Module):") && end();
+    if (!lit("  ")) return false;
+    const size_t body = i_;
+    for (const char* list : {"__parameters__ = ", "__buffers__ = ", "__forward_pre_hooks__ = ", "__forward_hooks__ = "}) {
+      i_ = body;
+      if (lit(list)) return strings() && end();
+    }
+    i_ = body;
+    if (lit("__annotations__ = []")) return end();
+    i_ = body;
+    if (lit("__annotations__[")) return string() && lit("] = ") && type(0) && end();
+    i_ = body;
+    return ident() && lit(" : ") && type(0) && end();  // an attribute: "name : Type"
+  }
+
+ private:
+  bool end() const { return i_ == s_.size(); }
+  bool lit(const char* t) {
+    const size_t k = std::strlen(t);
+    if (s_.compare(i_, k, t) != 0) return false;
+    i_ += k;
+    return true;
+  }
+  static bool word_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+  bool ident() {
+    if (i_ >= s_.size() || !(std::isalpha(static_cast<unsigned char>(s_[i_])) || s_[i_] == '_')) return false;
+    while (i_ < s_.size() && word_char(s_[i_])) ++i_;
+    return true;
+  }
+  // A name as the printer quotes it: printable ASCII, no quote or backslash.
+  bool string() {
+    if (!lit("\"")) return false;
+    while (i_ < s_.size() && s_[i_] != '"') {
+      const unsigned char c = static_cast<unsigned char>(s_[i_++]);
+      if (c < 0x20 || c > 0x7e || c == '\\') return false;
+    }
+    return lit("\"");
+  }
+  // ["a", "b", ]
+  bool strings() {
+    if (!lit("[")) return false;
+    while (!lit("]"))
+      if (!string() || !lit(", ")) return false;
+    return true;
+  }
+  // The types an attribute of a serialized module has: a scalar or Tensor, a
+  // generic of those, or a module class (__torch__.<path>).
+  bool type(int depth) {
+    const size_t start = i_;
+    if (depth > 8 || !ident()) return false;
+    while (lit(".")) if (!ident()) return false;
+    const std::string name = s_.substr(start, i_ - start);
+    for (const char* plain : {"Tensor", "int", "float", "bool", "str", "NoneType", "Device"})
+      if (name == plain) return true;
+    if (name.compare(0, 10, "__torch__.") == 0) return true;
+    int arity = 0;  // -1: one or more
+    if (name == "List" || name == "Optional") arity = 1;
+    else if (name == "Dict") arity = 2;
+    else if (name == "Tuple") arity = -1;
+    else return false;
+    if (!lit("[") || !type(depth + 1)) return false;
+    int count = 1;
+    for (; lit(", "); ++count)
+      if (!type(depth + 1)) return false;
+    return lit("]") && (arity < 0 || count == arity);
+  }
+
+  const std::string& s_;
+  size_t i_ = 0;
+};
+
 }  // namespace archive_detail
 }  // namespace
 
@@ -474,6 +554,34 @@ void check_torch_archive(const char* data, size_t size) {
     const auto record = reader.getRecord(e.name.substr(prefix.size()));
     PickleCheck(zip, e, static_cast<const unsigned char*>(std::get<0>(record).get()), std::get<1>(record),
                 storage_bytes).run();
+  }
+}
+
+void check_module_sources(const char* data, size_t size) {
+  using namespace archive_detail;
+  const Zip zip(reinterpret_cast<const unsigned char*>(data), size);
+  caffe2::serialize::PyTorchStreamReader reader(std::make_shared<BoundedBytesReader>(data, size));
+  const std::string prefix = lower(zip.archive_name() + "/");
+  for (const Entry& e : zip.entries()) {
+    const std::string name = lower(e.name);
+    if (!ends_with(name, ".py") || name.compare(0, prefix.size(), prefix) != 0) continue;
+    const auto record = reader.getRecord(e.name.substr(prefix.size()));
+    const std::string text(static_cast<const char*>(std::get<0>(record).get()), std::get<1>(record));
+    size_t begin = 0, number = 1;
+    bool in_class = false;
+    for (; begin <= text.size(); ++number) {
+      const size_t nl = std::min(text.find('\n', begin), text.size());
+      const std::string line = text.substr(begin, nl - begin);
+      if (!SourceLine(line).matches() || (!in_class && !line.empty() && line.compare(0, 6, "class ") != 0)) {
+        std::string shown = line.substr(0, 80);
+        for (char& c : shown)
+          if (static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) > 0x7e) c = '?';
+        throw ArchiveError("source '" + e.name + "' line " + n(number) + " is not one torch writes for a module "
+                           "of attributes: '" + shown + "'");
+      }
+      in_class = in_class || line.compare(0, 6, "class ") == 0;
+      begin = nl + 1;
+    }
   }
 }
 

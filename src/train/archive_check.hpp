@@ -46,4 +46,17 @@ class ArchiveError : public std::runtime_error {
 // sizes a torch writer could have written (above); returns otherwise.
 void check_torch_archive(const char* data, size_t size);
 
+// Throws ArchiveError unless every source file ("*.py") of the TorchScript
+// archive at `data` (already through check_torch_archive) is one that torch
+// writes for a module holding only attributes, as torch::serialize::
+// OutputArchive's modules do (an optimiser's state): a "class X(Module):"
+// line, the parameter and buffer lists, "name : Type" and
+// '__annotations__["name"] = Type' lines, with Type a scalar, Tensor, a
+// List/Optional/Dict/Tuple of those or a __torch__ class. LibTorch 1.13
+// compiles these files when it loads the archive, and its compiler crashed on
+// damaged ones: a class-level "__annotations_ = []" (a constant without a
+// type) made ScriptTypeParser::parseClassConstant read through a null
+// pointer (SEGV; a checkpoint fuzz finding).
+void check_module_sources(const char* data, size_t size);
+
 }  // namespace cifar

@@ -369,10 +369,12 @@ Checkpoint read_checkpoint(const std::string& path) {
   c.model_state = f.get("model", &c10::IValue::isGenericDict, "dict");
   c.optimizer_state = tensor_bytes(f.tensor("optimizer"));
   // The optimiser state is a TorchScript archive of its own, which restoring
-  // hands to LibTorch's zip reader and unpickler: its sizes are checked here,
-  // so that --resume auto passes over such a file as over any unreadable one.
+  // hands to LibTorch's zip reader, unpickler and script compiler: its sizes
+  // and its source files are checked here, so that --resume auto passes over
+  // such a file as over any unreadable one.
   try {
     check_torch_archive(c.optimizer_state.data(), c.optimizer_state.size());
+    check_module_sources(c.optimizer_state.data(), c.optimizer_state.size());
   } catch (const c10::Error& e) {
     throw CheckpointError("checkpoint '" + path + "': its optimiser state is not readable (corrupt?): " +
                           e.what_without_backtrace() + fix_hint(path));

@@ -2,7 +2,8 @@
 // archives torch writes pass (pickle_save's, and an optimiser state's
 // TorchScript archive with its deflated records); every size LibTorch 1.13
 // would allocate from, patched into such a file, is refused naming the entry
-// and what is wrong.
+// and what is wrong; every optimiser's state has source files of the shape
+// check_module_sources() accepts, and a damaged line is refused.
 #include <gtest/gtest.h>
 #include <torch/csrc/jit/serialization/pickle.h>
 #include <torch/torch.h>
@@ -13,7 +14,9 @@
 #include <string>
 #include <vector>
 
+#include "model/model.hpp"
 #include "train/archive_check.hpp"
+#include "train/optimizer.hpp"
 
 namespace cifar {
 namespace {
@@ -127,6 +130,52 @@ TEST(ArchiveCheck, PickleSizesPastThePickleAreRefused) {
   b = good;  // an opcode LibTorch does not read
   put(b, key, 'V', 1);
   expect_refusal(b, {"opcode 0x56, which LibTorch's unpickler does not read"});
+}
+
+std::string source_refusal(const std::string& b) {
+  try {
+    check_torch_archive(b.data(), b.size());
+    check_module_sources(b.data(), b.size());
+  } catch (const ArchiveError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(ArchiveCheck, EveryOptimisersStateHasTheSourcesTorchWritesForAttributes) {
+  torch::manual_seed(4);
+  const auto model = make_model("convnet");
+  for (const std::string& name : optimizer_names()) {
+    for (const bool fused : {false, true}) {
+      if (fused && name != "adam" && name != "sgd") continue;
+      OptimConfig config;
+      config.optimizer = name;
+      config.fused = fused;
+      Optimizer optimizer(config, model->parameter_groups());
+      optimizer.zero_grad();
+      model->forward(torch::randn({2, 3, 32, 32})).square().mean().backward();
+      optimizer.step();
+      torch::serialize::OutputArchive archive;
+      optimizer.torch_optimizer().save(archive);
+      std::ostringstream os;
+      archive.save_to(os);
+      EXPECT_EQ(source_refusal(os.str()), "") << name << (fused ? " (fused)" : "");
+    }
+  }
+}
+
+// The checkpoint fuzz finding: "__parameters__" damaged into "__annotations_",
+// a class constant without a type, on which LibTorch 1.13's compiler crashed.
+TEST(ArchiveCheck, ASourceLineTorchDoesNotWriteIsRefused) {
+  std::string b = optimizer_archive();
+  const std::string line = "  __parameters__ = []\n  __buffers__ = []\n  step : int";
+  const size_t at = b.find(line);
+  ASSERT_NE(at, std::string::npos);
+  b.replace(at + 2, 14, "__annotations_");
+  const std::string why = source_refusal(b);
+  for (const char* part : {"source 'archive/code/__torch__/___torch_mangle_", ".py' line 2 is not one torch writes for a "
+                           "module of attributes: '  __annotations_ = []'"})
+    EXPECT_NE(why.find(part), std::string::npos) << why;
 }
 
 }  // namespace

@@ -235,6 +235,18 @@ TEST(CheckpointFile, SizesPastTheFileAreRefusedBeforeLibTorchAllocatesThem) {
   }
 }
 
+// A fuzz-found checkpoint whose optimiser state (a TorchScript archive) has
+// "__parameters__" damaged into "__annotations_": LibTorch 1.13's script
+// compiler read through a null pointer compiling it (SEGV in
+// ScriptTypeParser::parseClassConstant). Refused when read, naming the line.
+TEST(CheckpointFile, AnOptimiserSourceLineTorchDoesNotWriteIsRefused) {
+  const std::string path =
+      std::string(CIFAR_FUZZ_REGRESSION_DIR) + "/checkpoint/crash-optimizer-source-constant-without-type.pt";
+  expect_error([&] { read_checkpoint(path); },
+               {path, "its optimiser state is not readable (corrupt?): source 'archive/code/__torch__/___torch_mangle_1.py' "
+                "line 2 is not one torch writes for a module of attributes: '  __annotations_ = []'", "--resume none"});
+}
+
 TEST(CheckpointFile, BadFilesAndMismatchedRunsNameTheFileAndTheFix) {
   torch::manual_seed(1);
   Trained a;
