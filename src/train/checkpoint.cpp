@@ -368,6 +368,20 @@ Checkpoint read_checkpoint(const std::string& path) {
     if (line.isString()) c.config.push_back(line.toStringRef());
   c.model_state = f.get("model", &c10::IValue::isGenericDict, "dict");
   c.optimizer_state = tensor_bytes(f.tensor("optimizer"));
+  // The optimiser state is a TorchScript archive of its own, which restoring
+  // hands to LibTorch's zip reader, unpickler and script compiler: its sizes
+  // and its source files are checked here, so that --resume auto passes over
+  // such a file as over any unreadable one.
+  try {
+    check_torch_archive(c.optimizer_state.data(), c.optimizer_state.size());
+    check_module_sources(c.optimizer_state.data(), c.optimizer_state.size());
+  } catch (const c10::Error& e) {
+    throw CheckpointError("checkpoint '" + path + "': its optimiser state is not readable (corrupt?): " +
+                          e.what_without_backtrace() + fix_hint(path));
+  } catch (const std::exception& e) {  // ArchiveError: what is wrong, naming the entry
+    throw CheckpointError("checkpoint '" + path + "': its optimiser state is not readable (corrupt?): " + e.what() +
+                          fix_hint(path));
+  }
   c.cpu_rng_state = f.tensor("cpu_rng_state");
   if (f.has("device_rng_state")) c.device_rng_state = f.tensor("device_rng_state");
   c.loss_scale = f.real("loss_scale");

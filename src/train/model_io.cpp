@@ -51,22 +51,28 @@ bool contains(const std::vector<char>& bytes, const std::string& text) {
   return std::search(bytes.begin(), bytes.end(), text.begin(), text.end()) != bytes.end();
 }
 
+[[noreturn]] void refuse_unreadable(const std::string& path, const std::vector<char>& bytes, const std::string& why) {
+  // torch.save(model.state_dict()) pickles a collections.OrderedDict, which
+  // LibTorch 1.13's unpickler reads as None; torch.save stores the pickle
+  // uncompressed, so the class name is visible in the raw bytes.
+  if (contains(bytes, "collections\nOrderedDict"))
+    throw CheckpointError("model file '" + path +
+                          "' holds a Python OrderedDict (torch.save(model.state_dict())), which LibTorch cannot "
+                          "read; re-save it as a plain dict: python3 -c \"import torch; "
+                          "torch.save(dict(torch.load('" + path + "')), '" + path + "')\"");
+  throw CheckpointError("model file '" + path + "' is not a readable torch.save file (truncated or corrupt?): " +
+                        first_line(why));
+}
+
 c10::Dict<c10::IValue, c10::IValue> read_state_dict(const std::string& path) {
   const std::vector<char> bytes = read_file(path);
   c10::IValue value;
   try {
     value = unpickle_zip(bytes);  // not torch::pickle_load: see bounded_pickle.hpp
   } catch (const c10::Error& e) {
-    // torch.save(model.state_dict()) pickles a collections.OrderedDict, which
-    // LibTorch 1.13's unpickler reads as None; torch.save stores the pickle
-    // uncompressed, so the class name is visible in the raw bytes.
-    if (contains(bytes, "collections\nOrderedDict"))
-      throw CheckpointError("model file '" + path +
-                            "' holds a Python OrderedDict (torch.save(model.state_dict())), which LibTorch cannot "
-                            "read; re-save it as a plain dict: python3 -c \"import torch; "
-                            "torch.save(dict(torch.load('" + path + "')), '" + path + "')\"");
-    throw CheckpointError("model file '" + path + "' is not a readable torch.save file (truncated or corrupt?): " +
-                          first_line(e.what_without_backtrace()));
+    refuse_unreadable(path, bytes, e.what_without_backtrace());
+  } catch (const ArchiveError& e) {  // a size past the file (bounded_pickle.hpp)
+    refuse_unreadable(path, bytes, e.what());
   } catch (const std::exception& e) {
     // LibTorch's parsers also throw other types (torch::jit::ErrorReport, std::runtime_error).
     throw CheckpointError("model file '" + path + "' is not a readable torch.save file (truncated or corrupt?): " +

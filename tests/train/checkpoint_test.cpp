@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <fstream>
 #include <functional>
+#include <utility>
 
 #include "data/batch_loader.hpp"
 #include "model/model.hpp"
@@ -181,6 +182,69 @@ TEST(CheckpointFile, TensorsPastTheirStorageAreRefused) {
     const std::string path = std::string(CIFAR_FUZZ_REGRESSION_DIR) + "/checkpoint/" + name;
     expect_error([&] { read_checkpoint(path); }, {path, "reaches past its storage (truncated or corrupt?)"});
   }
+}
+
+// Sizes LibTorch 1.13 allocates from before reading, damaged: a LONG_BINPUT
+// memo index of 0x76696863 (31.8 GB of memo table; the checkpoint fuzz
+// harness's finding) and a 4 GB string length (found earlier, kept open until
+// now). Refused before LibTorch reads the file, naming it and the size.
+TEST(CheckpointFile, SizesPastTheFileAreRefusedBeforeLibTorchAllocatesThem) {
+  const std::string dir = std::string(CIFAR_FUZZ_REGRESSION_DIR) + "/checkpoint/";
+  // Its zip directory is damaged too (entries after the one the fuzzer grew
+  // have no local header where it says): refused before the pickle.
+  expect_error([&] { read_checkpoint(dir + "oom-unpickler-memo-index-31GB.pt"); },
+               {dir + "oom-unpickler-memo-index-31GB.pt", "is not readable (truncated or corrupt?)",
+                "zip entry 'archive/data/8': no local header at byte 11,218", "--resume none"});
+  // The same pickle in a well-formed zip: refused at the memo index.
+  expect_error([&] { read_checkpoint(dir + "oom-unpickler-memo-index-31GB-rezipped.pt"); },
+               {dir + "oom-unpickler-memo-index-31GB-rezipped.pt", "is not readable (truncated or corrupt?)",
+                "pickle 'archive/data.pkl' (byte 2,342 of 3,626): memo index 1,986,619,491 stored after only "});
+  expect_error([&] { read_checkpoint(dir + "oom-unpickler-readBytes-4GB.pt"); },
+               {dir + "oom-unpickler-readBytes-4GB.pt", "is not readable (truncated or corrupt?)",
+                "BINUNICODE claims a string of "});
+
+  // A valid checkpoint loads; with its pickle's zip entry claiming 4 GB it is refused.
+  torch::manual_seed(1);
+  Trained a;
+  LossScaler no_scaling(false);
+  const std::vector<char> bytes = encode_checkpoint(capture_checkpoint(
+      run_identity(sgd_config(), 2, 300, kData), {1, 0, 10}, 0, 0,
+      TrainState{*a.model, a.optimizer, no_scaling, torch::kCPU}));
+  TempDir tmp;
+  const std::string good = tmp.file("ckpt-e0001-s000010.pt");
+  write_file_atomically(good, bytes);
+  EXPECT_EQ(read_checkpoint(good).position.step, 10);
+  // Its data.pkl's central directory entry, and the one inside the optimiser
+  // state (a TorchScript archive within the checkpoint, first in the file).
+  const std::string name = "archive/data.pkl";
+  const std::string central = "PK\x01\x02";
+  const auto inner = std::search(std::search(bytes.begin(), bytes.end(), central.begin(), central.end()), bytes.end(),
+                                 name.begin(), name.end()) - 46;
+  const auto outer = std::find_end(bytes.begin(), bytes.end(), name.begin(), name.end()) - 46;
+  ASSERT_LT(inner, outer);
+  for (const auto& [entry, what] : {std::pair{outer, std::string(" is not readable (truncated or corrupt?): ")},
+                                    std::pair{inner, std::string(": its optimiser state is not readable (corrupt?): ")}}) {
+    std::vector<char> damaged = bytes;
+    for (size_t field : {20u, 24u})  // compressed and uncompressed size: 0xF0F0F0F0
+      for (size_t i = 0; i < 4; ++i) damaged[static_cast<size_t>(entry - bytes.begin()) + field + i] = '\xF0';
+    const std::string bad = tmp.file("ckpt-e0001-s000011.pt");
+    write_file_atomically(bad, damaged);
+    expect_error([&] { read_checkpoint(bad); },
+                 {bad + "'" + what + "zip entry 'archive/data.pkl' claims 4,042,322,160 bytes at byte ",
+                  "past the archive's data", "--resume none"});
+  }
+}
+
+// A fuzz-found checkpoint whose optimiser state (a TorchScript archive) has
+// "__parameters__" damaged into "__annotations_": LibTorch 1.13's script
+// compiler read through a null pointer compiling it (SEGV in
+// ScriptTypeParser::parseClassConstant). Refused when read, naming the line.
+TEST(CheckpointFile, AnOptimiserSourceLineTorchDoesNotWriteIsRefused) {
+  const std::string path =
+      std::string(CIFAR_FUZZ_REGRESSION_DIR) + "/checkpoint/crash-optimizer-source-constant-without-type.pt";
+  expect_error([&] { read_checkpoint(path); },
+               {path, "its optimiser state is not readable (corrupt?): source 'archive/code/__torch__/___torch_mangle_1.py' "
+                "line 2 is not one torch writes for a module of attributes: '  __annotations_ = []'", "--resume none"});
 }
 
 TEST(CheckpointFile, BadFilesAndMismatchedRunsNameTheFileAndTheFix) {
