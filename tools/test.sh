@@ -1,31 +1,27 @@
 #!/usr/bin/env bash
 # tools/test.sh — everything a newcomer or CI needs to run all tests: install
 # the system packages and the pinned PyPI torch (tools/setup.sh), then, for
-# each preset in CIFAR_PRESETS (default "cpu cuda"), configure, build every
-# target and run ctest:
-#   cpu   Debian's LibTorch 1.13 (CPU): every test label.
-#   cuda  PyPI's LibTorch 2.11 cu130 from .venv-torch: every target, so each
-#         GPU source compiles and links; the CPU labels (unit, mpi, e2e,
-#         checkpoint, robustness) run against it, the Python tests with that
-#         venv's torch; tests that need a GPU report "Skipped" without one.
-# With both, the cpu build's `python` tests run a second time with the venv's
-# python: model files from Debian's LibTorch against a current torch.load.
-# CIFAR_PRESETS=cpu runs the first alone and downloads no torch. Extra
-# arguments go to ctest and replace the cuda run's label selection
-# (e.g. tools/test.sh -L unit, or -R sampler).
-# --- cpu-debug (issue 16; docs/fuzzing.md) -----------------------------------
-#   cpu-debug  clang 14 with ASan + UBSan, every finding fatal; on request
-#              (CIFAR_PRESETS="cpu cpu-debug cuda"), not by default: its
-#              build alone takes over 20 minutes on 2 cores (docs/ci.md). Its build preset builds only the unit and MPI
-#              test programs and the fuzz harnesses (target test_programs);
-#              its test preset selects the unit, mpi and fuzz labels (each
-#              harness replays its committed inputs, then fuzzes for
-#              CIFAR_FUZZ_SECONDS). Extra arguments narrow that selection.
-# --- end cpu-debug ------------------------------------------------------------
+# each preset in CIFAR_PRESETS (default "cpu cpu-debug cuda"), configure, build
+# and run ctest:
+#   cpu        Debian's LibTorch 1.13 (CPU), gcc: every target, every label.
+#   cpu-debug  Debian's LibTorch 1.13, clang 14 with ASan + UBSan (every
+#              finding fatal) and libFuzzer: the unit and MPI test programs,
+#              cifar_mpi and the fuzz harnesses (build target test_programs);
+#              the unit, mpi and fuzz labels (each harness replays its
+#              committed inputs, then fuzzes for CIFAR_FUZZ_SECONDS).
+#   cuda       PyPI's LibTorch 2.11 cu130 from .venv-torch: every target, so
+#              each GPU source compiles and links; the CPU labels (unit, mpi,
+#              e2e, checkpoint, robustness) run against it, the Python tests
+#              with that venv's torch; tests that need a GPU report "Skipped".
+# With cpu and cuda, the cpu build's `python` tests run a second time with the
+# venv's python: model files from Debian's LibTorch against a current
+# torch.load. CIFAR_PRESETS=cpu runs the first alone and downloads no torch.
+# Extra arguments go to ctest and replace each preset's label selection
+# (e.g. tools/test.sh -L unit, or -R sampler). docs/ci.md has the times.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-read -r -a presets <<<"${CIFAR_PRESETS:-${CIFAR_PRESET:-cpu cuda}}"
+read -r -a presets <<<"${CIFAR_PRESETS:-${CIFAR_PRESET:-cpu cpu-debug cuda}}"
 setup_torch=0
 setup_sanitizers=0
 for p in "${presets[@]}"; do
@@ -57,15 +53,22 @@ readonly kCpuLabels='unit|mpi|e2e|checkpoint|robustness'
 failed=()
 for preset in "${presets[@]}"; do
   echo "== test.sh: preset $preset"
-  [[ $preset == cpu ]] || wait_for_torch
+  [[ $preset == cuda ]] && wait_for_torch
   t0=$SECONDS
   cmake --preset "$preset"
   cmake --build --preset "$preset" -j "$jobs"
   echo "== test.sh: preset $preset configured and built in $((SECONDS - t0)) s"
   t0=$SECONDS
   # A failing preset does not stop the next one; the script fails at the end.
-  if (($#)) || [[ $preset == cpu-debug ]]; then  # cpu-debug: its test preset's own selection
+  if (($#)); then
     ctest --preset "$preset" -j 1 --timeout 600 "$@" || failed+=("$preset")
+  elif [[ $preset == cpu-debug ]]; then
+    # Its test preset selects unit|mpi|fuzz. The GoogleTest programs (one test
+    # each) and the harnesses (one process, one core each) run two at a time,
+    # the MPI launches one at a time.
+    ctest --preset "$preset" -j 2 --timeout 900 -L 'unit|fuzz' || failed+=("$preset (unit, fuzz)")
+    ctest --preset "$preset" -j 1 --timeout 600 -L mpi -LE 'unit|fuzz|e2e|robustness|multinode|slurm' \
+      || failed+=("$preset (mpi)")
   else
     # The unit tests are one process each, most of their second loading
     # LibTorch: two at a time halve their time on 2 cores (154 s -> 74 s).
