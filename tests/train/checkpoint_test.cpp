@@ -7,6 +7,7 @@
 #include <torch/csrc/jit/serialization/pickle.h>
 
 #include <algorithm>
+#include <cstring>
 #include <fstream>
 #include <functional>
 #include <utility>
@@ -448,12 +449,17 @@ std::vector<char> rewritten(const std::vector<char>& bytes, const std::function<
   return torch::pickle_save(c10::IValue(dict));
 }
 
-TEST(CheckpointFile, Version1FilesAreReadWithTheirOwnOrderAndNewerOnesRefusedNamingTheVersion) {
+// A checkpoint of a small SGD run on 2 ranks, as bytes, for tests that rewrite its fields.
+std::vector<char> sgd_checkpoint_bytes() {
   torch::manual_seed(1);
   Trained a;
   LossScaler no_scaling(false);
-  const std::vector<char> bytes = encode_checkpoint(capture_checkpoint(
-      run_identity(sgd_config(), 2, 300, kData), {1, 3, 22}, 0, 0, TrainState{*a.model, a.optimizer, no_scaling, torch::kCPU}));
+  return encode_checkpoint(capture_checkpoint(run_identity(sgd_config(), 2, 300, kData), {1, 3, 22}, 0, 0,
+                                              TrainState{*a.model, a.optimizer, no_scaling, torch::kCPU}));
+}
+
+TEST(CheckpointFile, Version1FilesAreReadWithTheirOwnOrderAndNewerOnesRefusedNamingTheVersion) {
+  const std::vector<char> bytes = sgd_checkpoint_bytes();
   TempDir dir;
   const std::string v1 = dir.file("v1.pt");
   write_file_atomically(v1, rewritten(bytes, [](c10::impl::GenericDict& d) {
@@ -651,5 +657,22 @@ TEST(ElasticBatch, AShortLastMicroBatchThatDoesNotDivideIsRefusedAtStartUp) {
                {"p.pt", "positions [48, 100)", "ends with a micro-batch of 4 samples, which do not divide among 3 ranks"});
 }
 
+TEST(CheckpointFile, ADamagedGeneratorStateIsRefusedWhenRead) {
+  const std::vector<char> bytes = sgd_checkpoint_bytes();
+  TempDir dir;
+  // The CPU generator's state with no words left in its mt19937 state (the
+  // `int left` after the 8-byte initial seed, at byte 8 of LibTorch's
+  // CPUGeneratorImplStateLegacy; mt19937 needs 1..624): refused when read,
+  // before restoring changes anything. A fuzz finding: LibTorch refused it
+  // only inside restore_checkpoint, with a c10::Error that nothing caught.
+  const std::string rng = dir.file("rng.pt");
+  write_file_atomically(rng, rewritten(bytes, [](c10::impl::GenericDict& d) {
+    at::Tensor state = d.at(std::string("cpu_rng_state")).toTensor().clone();
+    const int32_t none_left = 0;
+    std::memcpy(static_cast<char*>(state.data_ptr()) + 8, &none_left, sizeof none_left);
+    d.insert_or_assign(std::string("cpu_rng_state"), state);
+  }));
+  expect_error([&] { read_checkpoint(rng); }, {rng, "CPU random-number state is not valid", "Invalid mt19937 state"});
+}
 }  // namespace
 }  // namespace cifar
