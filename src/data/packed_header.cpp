@@ -174,7 +174,7 @@ Check check(const std::string& path) {
   Digest actual{};
   parse_digest(md5, actual);
   if (!same_digest(actual, recorded))
-    result.problem = "damaged: the MD5 of its bytes after the header is " + hex_of(actual) + ", cifar_pack recorded " +
+    result.problem = "damaged: the MD5 of its bytes after the header is " + md5 + ", cifar_pack recorded " +
                      hex_of(recorded) + " (the file changed after it was packed; HDF5 is not let near it)";
   return result;
 }
