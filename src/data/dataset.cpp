@@ -33,14 +33,15 @@ std::string h5_identity(const DatasetInfo& info) {
 // cifar10: the HDF5 file written by cifar_pack (schema in cifar_schema.hpp).
 Dataset load_cifar10_h5(const DataConfig& config, SplitRequest request) {
   Dataset d;
-  const DatasetInfo info = read_dataset_info(config.path);
+  const PackedFile file(config.path);  // one checksum pass and one HDF5 open for both splits
+  const DatasetInfo& info = file.info();
   if (request.train) {
-    d.train = read_split(config.path, schema::kTrain);
+    d.train = file.split(schema::kTrain);
   } else {
     d.train.name = schema::kTrain;
     d.train.info = info.split(schema::kTrain);  // metadata only
   }
-  if (request.test) d.test = read_split(config.path, schema::kTest);
+  if (request.test) d.test = file.split(schema::kTest);
   d.identity = h5_identity(info);
   return d;
 }

@@ -8,10 +8,13 @@
 // printing is off; its error stack text is part of the message.
 //
 // Typical use (every rank reads its whole split; CIFAR is small):
-//   DatasetInfo info = read_dataset_info(path);        // metadata only
-//   Split train = read_split(path, "train");           // images uint8 [N,3,32,32], labels int64 [N]
+//   PackedFile file(path);                              // checksum checked, metadata read
+//   const DatasetInfo& info = file.info();
+//   Split train = file.split("train");                  // images uint8 [N,3,32,32], labels int64 [N]
 // A rank that only needs a shard can read a contiguous range with hyperslabs:
-//   Split part = read_split(path, "train", /*begin=*/1000, /*count=*/500);
+//   Split part = file.split("train", /*begin=*/1000, /*count=*/500);
+// read_dataset_info and read_split do the same for one read each; each checks
+// the whole file's MD5 again, so a reader of several splits keeps a PackedFile.
 #pragma once
 
 #include <torch/torch.h>
@@ -19,6 +22,7 @@
 #include <array>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -51,10 +55,6 @@ struct DatasetInfo {
   const SplitInfo& split(const std::string& name) const;  // DataError if absent
 };
 
-// Opens and validates the whole schema (attributes, dataset shapes and dtypes)
-// without reading pixel data.
-DatasetInfo read_dataset_info(const std::string& path);
-
 struct Split {
   std::string name;             // "train" or "test"
   int64_t begin = 0;            // first sample of the split held here
@@ -65,9 +65,29 @@ struct Split {
   int64_t size() const { return labels.defined() ? labels.size(0) : 0; }
 };
 
-// Reads samples [begin, begin + count) of `split` (count < 0: to the end),
-// verifying every chunk's checksum and every label. When the whole split is
-// read, its class counts must also match the stored ones.
+// One open packed file. Opening it checks its checksum header (an MD5 over
+// the whole file, packed_header.hpp), then opens it with HDF5 and validates
+// the whole schema (attributes, dataset shapes and dtypes) without reading
+// pixel data -- once: the splits are read from the same HDF5 handle. Not
+// thread-safe (HDF5 1.10 is not).
+class PackedFile {
+ public:
+  explicit PackedFile(const std::string& path);
+  const DatasetInfo& info() const { return info_; }
+  // Reads samples [begin, begin + count) of `split` (count < 0: to the end),
+  // verifying every chunk's checksum and every label. When the whole split is
+  // read, its class counts must also match the stored ones.
+  Split split(const std::string& split, int64_t begin = 0, int64_t count = -1) const;
+
+ private:
+  struct Handle;  // the HDF5 file id (HDF5's headers stay out of this header); closed with the last copy
+  std::shared_ptr<const Handle> file_;
+  DatasetInfo info_;
+};
+
+// One read each, for callers that need one thing: PackedFile(path).info()
+// and PackedFile(path).split(...).
+DatasetInfo read_dataset_info(const std::string& path);
 Split read_split(const std::string& path, const std::string& split, int64_t begin = 0, int64_t count = -1);
 
 }  // namespace cifar

@@ -343,18 +343,26 @@ const SplitInfo& DatasetInfo::split(const std::string& name) const {
   return it->second;
 }
 
-DatasetInfo read_dataset_info(const std::string& path) {
-  H5Handle file = open_file(path);
-  return read_info(file.get(), path);
-}
+struct PackedFile::Handle {
+  H5Handle file;
+};
+
+PackedFile::PackedFile(const std::string& path)
+    : file_(std::make_shared<const Handle>(Handle{open_file(path)})), info_(read_info(file_->file.get(), path)) {}
+
+DatasetInfo read_dataset_info(const std::string& path) { return PackedFile(path).info(); }
 
 Split read_split(const std::string& path, const std::string& split, int64_t begin, int64_t count) {
-  H5Handle file = open_file(path);
-  const DatasetInfo info = read_info(file.get(), path);
+  return PackedFile(path).split(split, begin, count);
+}
+
+Split PackedFile::split(const std::string& split, int64_t begin, int64_t count) const {
+  const std::string& path = info_.path;
+  const H5Handle& file = file_->file;
   Split out;
   out.name = split;
-  out.info = info.split(split);
-  out.class_names = info.class_names;
+  out.info = info_.split(split);
+  out.class_names = info_.class_names;
   const int64_t total = out.info.count;
   if (count < 0) count = total - begin;
   if (begin < 0 || count < 0 || begin + count > total) {

@@ -1,13 +1,8 @@
 // MD5 after RFC 1321 (see md5.hpp).
 #include "data/md5.hpp"
 
-#include <cerrno>
-#include <cstdio>
+#include <algorithm>
 #include <cstring>
-#include <memory>
-#include <vector>
-
-#include "util/error.hpp"
 
 namespace cifar {
 namespace {
@@ -99,17 +94,6 @@ std::string Md5::hex_digest() {
     }
   }
   return out;
-}
-
-std::string md5_of_file(const std::string& path) {
-  std::unique_ptr<FILE, int (*)(FILE*)> f(std::fopen(path.c_str(), "rb"), std::fclose);
-  if (!f) throw DataError("cannot open '" + path + "' to checksum it: " + std::strerror(errno));
-  Md5 md5;
-  std::vector<char> buf(1 << 20);
-  size_t n;
-  while ((n = std::fread(buf.data(), 1, buf.size(), f.get())) > 0) md5.update(buf.data(), n);
-  if (std::ferror(f.get())) throw DataError("read error while checksumming '" + path + "'");
-  return md5.hex_digest();
 }
 
 }  // namespace cifar

@@ -22,7 +22,4 @@ class Md5 {
   std::array<uint8_t, 64> buffer_{};
 };
 
-// MD5 of a whole file; throws DataError naming the file if it cannot be read.
-std::string md5_of_file(const std::string& path);
-
 }  // namespace cifar

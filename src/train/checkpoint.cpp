@@ -142,18 +142,30 @@ void set_generator_state(at::Generator generator, const at::Tensor& state) {
   generator.set_state(state);
 }
 
+// Runs `parse` and turns what LibTorch's parsers throw -- c10::Error (whose
+// what() carries a backtrace), torch::jit::ErrorReport, std::runtime_error,
+// an ArchiveError naming the entry -- into one CheckpointError:
+// "checkpoint 'PATH'<problem>: <their message>".
+template <typename Parse>
+auto rethrow_unreadable(const std::string& path, const std::string& problem, Parse&& parse) {
+  const std::string prefix = "checkpoint '" + path + "'" + problem + ": ";
+  try {
+    return parse();
+  } catch (const c10::Error& e) {
+    throw CheckpointError(prefix + e.what_without_backtrace() + fix_hint(path));
+  } catch (const std::exception& e) {
+    throw CheckpointError(prefix + e.what() + fix_hint(path));
+  }
+}
+
 // A damaged CPU generator state made LibTorch's set_state throw c10::Error
 // ("Invalid mt19937 state") out of restore_checkpoint, after the model and the
 // optimiser were restored (found by the checkpoint fuzz harness). It is tried
 // on a scratch generator when the file is read, so that --resume auto passes
 // over such a file as over any unreadable one.
 at::Tensor checked_cpu_rng_state(const at::Tensor& state, const std::string& path) {
-  try {
-    set_generator_state(at::make_generator<at::CPUGeneratorImpl>(), state);
-  } catch (const c10::Error& e) {
-    throw CheckpointError("checkpoint '" + path + "': its CPU random-number state is not valid (corrupt?): " +
-                          e.what_without_backtrace() + fix_hint(path));
-  }
+  rethrow_unreadable(path, ": its CPU random-number state is not valid (corrupt?)",
+                     [&] { set_generator_state(at::make_generator<at::CPUGeneratorImpl>(), state); });
   return state;
 }
 
@@ -336,26 +348,21 @@ void read_epoch_order(const Fields& f, int64_t version, const std::string& path,
                                     static_cast<long long>(c.lr_global_batch), p.batch_in_epoch, c.batch_size,
                                     c.world_size, static_cast<long long>(derived)) + fix_hint(path));
 }
-}  // namespace
 
-Checkpoint read_checkpoint(const std::string& path) {
+// The file's top-level dict, every tensor in it checked against its storage.
+c10::impl::GenericDict read_top_level_dict(const std::string& path) {
   const std::vector<char> bytes = read_bytes(path);
-  c10::IValue value;
-  try {
-    value = unpickle_zip(bytes);
-  } catch (const c10::Error& e) {
-    throw CheckpointError("checkpoint '" + path + "' is not readable (truncated or corrupt?): " +
-                          e.what_without_backtrace() + fix_hint(path));
-  } catch (const std::exception& e) {
-    // LibTorch's parsers also throw other types (torch::jit::ErrorReport, std::runtime_error).
-    throw CheckpointError("checkpoint '" + path + "' is not readable (truncated or corrupt?): " + e.what() +
-                          fix_hint(path));
-  }
+  const c10::IValue value =
+      rethrow_unreadable(path, " is not readable (truncated or corrupt?)", [&] { return unpickle_zip(bytes); });
   if (!value.isGenericDict())
     throw CheckpointError("checkpoint '" + path + "' holds a " + value.tagKind() +
                           ", not a cifar_mpi checkpoint" + fix_hint(path));
   check_tensor_bounds(value, path, "");
-  const Fields f(value.toGenericDict(), path);
+  return value.toGenericDict();
+}
+
+// The format tag and a version this program reads; returns the version.
+int64_t checked_format_version(const Fields& f, const std::string& path) {
   if (!f.has("format") || f.text("format") != kFormatTag)
     throw CheckpointError("'" + path + "' is not a cifar_mpi checkpoint (a model file? those are loaded with "
                           "load_state_dict, not --resume)" + fix_hint(path));
@@ -365,6 +372,26 @@ Checkpoint read_checkpoint(const std::string& path) {
                                     "(a newer cifar_mpi wrote it? resume it with that version)",
                                     path.c_str(), static_cast<long long>(version),
                                     static_cast<long long>(kCheckpointFormatVersion)) + fix_hint(path));
+  return version;
+}
+
+// The optimiser state is a TorchScript archive of its own, which restoring
+// hands to LibTorch's zip reader, unpickler and script compiler: its sizes and
+// its source files are checked here, so that --resume auto passes over such a
+// file as over any unreadable one.
+std::string checked_optimizer_state(const Fields& f, const std::string& path) {
+  std::string state = tensor_bytes(f.tensor("optimizer"));
+  rethrow_unreadable(path, ": its optimiser state is not readable (corrupt?)", [&] {
+    check_torch_archive(state.data(), state.size());
+    check_module_sources(state.data(), state.size());
+  });
+  return state;
+}
+}  // namespace
+
+Checkpoint read_checkpoint(const std::string& path) {
+  const Fields f(read_top_level_dict(path), path);
+  const int64_t version = checked_format_version(f, path);
   Checkpoint c;
   c.model_name = f.text("model_name");
   c.optimizer_name = f.text("optimizer_name");
@@ -382,21 +409,7 @@ Checkpoint read_checkpoint(const std::string& path) {
   for (const auto& line : f.get("config", &c10::IValue::isList, "list").toListRef())
     if (line.isString()) c.config.push_back(line.toStringRef());
   c.model_state = f.get("model", &c10::IValue::isGenericDict, "dict");
-  c.optimizer_state = tensor_bytes(f.tensor("optimizer"));
-  // The optimiser state is a TorchScript archive of its own, which restoring
-  // hands to LibTorch's zip reader, unpickler and script compiler: its sizes
-  // and its source files are checked here, so that --resume auto passes over
-  // such a file as over any unreadable one.
-  try {
-    check_torch_archive(c.optimizer_state.data(), c.optimizer_state.size());
-    check_module_sources(c.optimizer_state.data(), c.optimizer_state.size());
-  } catch (const c10::Error& e) {
-    throw CheckpointError("checkpoint '" + path + "': its optimiser state is not readable (corrupt?): " +
-                          e.what_without_backtrace() + fix_hint(path));
-  } catch (const std::exception& e) {  // ArchiveError: what is wrong, naming the entry
-    throw CheckpointError("checkpoint '" + path + "': its optimiser state is not readable (corrupt?): " + e.what() +
-                          fix_hint(path));
-  }
+  c.optimizer_state = checked_optimizer_state(f, path);
   c.cpu_rng_state = checked_cpu_rng_state(f.tensor("cpu_rng_state"), path);
   if (f.has("device_rng_state")) c.device_rng_state = f.tensor("device_rng_state");
   c.loss_scale = f.real("loss_scale");
@@ -688,13 +701,10 @@ void restore_checkpoint(const Checkpoint& c, const std::string& path, TrainState
   }
   set_generator_state(at::detail::getDefaultCPUGenerator(), c.cpu_rng_state);  // checked by read_checkpoint
   if (!state.device.is_cpu() && c.device_rng_state.defined()) {
-    try {  // a device generator cannot be tried without the device: checked as it is set
+    // A device generator cannot be tried without the device: checked as it is set.
+    rethrow_unreadable(path, ": its " + state.device.str() + " random-number state is not valid (corrupt?)", [&] {
       set_generator_state(at::globalContext().defaultGenerator(state.device), c.device_rng_state);
-    } catch (const c10::Error& e) {
-      throw CheckpointError("checkpoint '" + path + "': its " + state.device.str() +
-                            " random-number state is not valid (corrupt?): " + e.what_without_backtrace() +
-                            fix_hint(path));
-    }
+    });
   }
 }
 

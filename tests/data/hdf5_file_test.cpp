@@ -71,6 +71,26 @@ TEST(Hdf5File, ReadsARangeWithHyperslabs) {
   EXPECT_THROW(read_split(path, "test", 90, 20), DataError);
 }
 
+// A PackedFile checks the file and opens it once: both splits come from the
+// file it opened, even if cifar_pack replaces the file (write, then rename)
+// between the reads -- a run never mixes two packings, and never pays for a
+// second checksum pass over the file.
+TEST(Hdf5File, APackedFileReadsEverySplitFromTheFileItOpened) {
+  TempDir dir;
+  const std::string path = test::write_small_h5(dir, 40, 30, /*seed=*/1);
+  const Split first_train = read_split(path, "train"), first_test = read_split(path, "test");
+  const PackedFile file(path);
+  write_cifar_h5(path, make_synthetic_cifar(40, 30, /*seed=*/2));  // the other packing, renamed over the path
+  ASSERT_FALSE(torch::equal(read_split(path, "train").images, first_train.images));
+  const Split train = file.split("train"), test = file.split("test"), shard = file.split("train", 10, 5);
+  EXPECT_TRUE(torch::equal(train.images, first_train.images));
+  EXPECT_TRUE(torch::equal(train.labels, first_train.labels));
+  EXPECT_TRUE(torch::equal(test.images, first_test.images));
+  EXPECT_TRUE(torch::equal(shard.images, first_train.images.narrow(0, 10, 5)));
+  EXPECT_EQ(file.info().split("train").count, 40);
+  EXPECT_EQ(file.info().path, path);
+}
+
 TEST(Hdf5File, MissingFileIsOneClearError) {
   const std::string msg = data_error_of([] { read_split("/nonexistent/cifar.h5", "train"); });
   EXPECT_NE(msg.find("/nonexistent/cifar.h5"), std::string::npos) << msg;

@@ -1,4 +1,4 @@
-// Fuzz harness: the validating HDF5 reader (read_dataset_info, read_split).
+// Fuzz harness: the validating HDF5 reader (PackedFile: its checksum header, metadata and splits).
 //
 // Input: the bytes of a packed .h5 file, written to the scratch folder. The
 // contract under test (data/hdf5_dataset.hpp): every failure is one DataError
@@ -27,12 +27,13 @@ void write_seeds(const std::string& dir) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string path = cifar::fuzz::write_scratch_file("fuzz.h5", data, size);
   try {
-    const cifar::DatasetInfo info = cifar::read_dataset_info(path);
-    // What training reads: both whole splits, and a shard as a hyperslab.
-    const cifar::Split train = cifar::read_split(path, "train");
-    const cifar::Split test = cifar::read_split(path, "test");
+    // What training reads: both whole splits from one PackedFile, and a shard as a hyperslab.
+    const cifar::PackedFile file(path);
+    const cifar::DatasetInfo& info = file.info();
+    const cifar::Split train = file.split("train");
+    const cifar::Split test = file.split("test");
     if (train.size() != info.split("train").count || test.size() != info.split("test").count) __builtin_trap();
-    if (train.size() >= 2) cifar::read_split(path, "train", 1, 1);
+    if (train.size() >= 2) file.split("train", 1, 1);
   } catch (const cifar::DataError&) {
     // The documented failure: one message naming the file.
   }
