@@ -19,8 +19,8 @@ import h5py
 import torch
 import torch.nn.functional as F
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "model"))
-from python_interop import MODELS  # noqa: E402  the Python twins of the registered models
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools", "bench"))
+from cifar_models import MODELS  # noqa: E402  the Python twins of the registered models
 
 CLASSES = 10
 # cifar_eval's --tta mirror-translate views (src/train/evaluation.cpp, tta_views): (dy, dx, flip, weight).

@@ -8,9 +8,9 @@ import sys
 import h5py
 import torch
 
-# The recipe's ConvNet, kept once for all Python-side tests.
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "model"))
-from python_interop import ConvNet  # noqa: E402
+# The recipe's ConvNet, kept once for the Python-side tests and tools (tools/bench/cifar_models.py).
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools", "bench"))
+from cifar_models import ConvNet  # noqa: E402
 
 
 def main(model_path, data_path):

@@ -1,9 +1,10 @@
 """The Python twins of cifar_mpi's models (src/model), key for key and
 initialised as PyTorch initialises them: the reference recipe's ConvNet and
 torchvision's ResNet-18 in CIFAR form, written out so that neither needs
-torchvision. Used by tests/model/python_interop.py (C++ <-> Python state
-dicts and logits) and by tools/bench/torch_peer_bench.py (the PyTorch peers
-that tools/gpu_check.sh times).
+torchvision. One copy for the Python side: tests/model/python_interop.py
+(C++ <-> Python state dicts and logits), tests/e2e (python_accuracy.py,
+eval_check.py, cifar_eval.sh) and tools/bench/torch_peer_bench.py (the
+PyTorch peers that tools/gpu_check.sh times).
 """
 import torch
 import torch.nn as nn
