@@ -2,13 +2,19 @@
 # tools/gpu_check.sh — owns the proof run of cifar_mpi on a GPU machine that
 # has no network: unpack the carried Debian dependencies (tools/gpu_deps.sh),
 # build the `cuda` preset against the machine's pip LibTorch and NCCL, run the
-# GPU tests, judge the placement with --check-env, train on synthetic data with NCCL (np 1) and with MPI on the GPU
-# (np 2), and time convnet and resnet18 against their Python peers.
+# GPU tests (the sync-debug test of the step among them), check a graphed run
+# against an eager one and a resumed run against a straight one, time
+# cifar_mpi eager and graphed against PyTorch eager and torch.compile for the
+# convnet and resnet18 in fp32 and bf16, profile one GPU for the scaling
+# model, run the CPU suites against this LibTorch, judge the placement with
+# --check-env, train with NCCL (np 1) and with MPI on the GPU (np 2), and time
+# the speed recipe against airbench94.
 #
 # Every step logs to $OUT/<step>.log under its own timeout; a failing step
 # does not stop the others; $OUT/summary.md (rewritten after every step) has
-# the table. The whole run keeps to GPU_DEADLINE_S: a step that would start
-# later is reported SKIP.
+# the tables. The whole run keeps to GPU_DEADLINE_S: a step that would start
+# later is reported SKIP. At the end the logs go into one archive
+# (GPU_ARCHIVE).
 #
 # Usage, from the repository root:
 #   OUT=/some/dir bash tools/gpu_check.sh            # every step
@@ -22,7 +28,7 @@ readonly repo=$PWD
 
 # ---- settings (environment) -------------------------------------------------
 : "${OUT:=$repo/build/gpu-check}"
-: "${GPU_DEADLINE_S:=420}"                 # whole run; keep under the device call's limit
+: "${GPU_DEADLINE_S:=480}"                 # whole run (8 min); keep under the device call's limit
 : "${GPU_DEBS:=.debs}"                     # from tools/gpu_deps.sh download
 : "${GPU_PREFIX:=/tmp/cifar-gpudeps}"      # where the .debs are unpacked
 : "${GPU_WORK:=/tmp/cifar-gpu-work}"       # data files, models, scratch
@@ -46,12 +52,22 @@ readonly repo=$PWD
 : "${GPU_PACK_ARGS:=--synthetic $GPU_IMAGES}"
 # Arguments every cifar_mpi run shares; the training runs add theirs.
 : "${GPU_TRAIN_ARGS:=--batch-size $GPU_BATCH --log-every 10}"
-: "${GPU_STEP_TIMEOUTS:=deps=90 env=45 build=330 test_gpu=90 check_env=45 pack=45 train_nccl=60 train_mpi2=60 bench_convnet_cpp=60 bench_convnet_py=90 bench_resnet18_cpp=60 bench_resnet18_py=60 bench_convnet_bf16=45 bench_resnet18_bf16=45 bench_resnet18_nocl=45 bench_convnet_host=45 test_cpu=150 train_resume=120 bench_resnet18_host=45 bench_resnet18_py_bf16=60 train_graphs=90 bench_convnet_graphs=45 bench_resnet18_graphs=45 bench_speed94_cpp=90 bench_speed94_airbench=120}"
-readonly kAllSteps=(deps env build test_gpu check_env pack train_nccl train_mpi2 train_resume train_graphs
-                    bench_speed94_cpp bench_speed94_airbench test_cpu
-                    bench_convnet_cpp bench_convnet_graphs bench_resnet18_graphs bench_convnet_host bench_convnet_py
-                    bench_resnet18_cpp bench_resnet18_host bench_resnet18_py
-                    bench_resnet18_bf16 bench_resnet18_py_bf16 bench_convnet_bf16 bench_resnet18_nocl)
+: "${GPU_STEP_TIMEOUTS:=deps=90 env=45 build=330 test_gpu=90 check_env=45 pack=45 train_nccl=60 train_mpi2=60 bench_convnet_cpp=45 bench_convnet_py=90 bench_resnet18_cpp=45 bench_convnet_torch=150 bench_resnet18_torch=180 bench_convnet_bf16=45 bench_resnet18_bf16=45 bench_resnet18_nocl=45 bench_convnet_host=45 test_cpu=150 train_resume=120 bench_resnet18_host=45 train_graphs=90 bench_convnet_graphs=45 bench_resnet18_graphs=45 bench_convnet_graphs_bf16=45 bench_resnet18_graphs_bf16=45 profile=90 bench_speed94_cpp=90 bench_speed94_airbench=120}"
+: "${GPU_ARCHIVE:=1}"                      # 1: at the end, every log in $OUT/gpu_check_logs.tgz, beside summary.md only
+# The PyTorch peers' variants (tools/bench/torch_peer_bench.py): eager and
+# torch.compile's CUDA-graph mode, fp32 and bf16, as cifar_mpi's four below.
+readonly kPeerVariants=eager,compile,eager-bf16,compile-bf16
+# In order of what the proof needs most, as the deadline may cut the tail: the
+# build and GPU tests (sync-debug included), graphed against eager, exact
+# resume, the throughput table (fp32 first), the profile for the scaling
+# model, then the CPU suites against this LibTorch and the rest.
+readonly kAllSteps=(deps env build pack test_gpu train_graphs train_resume
+                    bench_convnet_cpp bench_convnet_graphs bench_convnet_torch
+                    bench_resnet18_cpp bench_resnet18_graphs bench_resnet18_torch
+                    bench_convnet_bf16 bench_convnet_graphs_bf16 bench_resnet18_bf16 bench_resnet18_graphs_bf16
+                    profile test_cpu check_env train_nccl train_mpi2
+                    bench_speed94_cpp bench_speed94_airbench bench_convnet_py
+                    bench_convnet_host bench_resnet18_host bench_resnet18_nocl)
 
 h5=$GPU_WORK/synthetic.h5
 figures=$GPU_WORK/figures
@@ -305,6 +321,8 @@ step_bench_convnet_host() { bench_cpp convnet host --data-on-device false; }
 step_bench_resnet18_host() { bench_cpp resnet18 host --data-on-device false; }
 step_bench_convnet_graphs() { bench_cpp convnet graphs --cuda-graphs true; }
 step_bench_resnet18_graphs() { bench_cpp resnet18 graphs --cuda-graphs true; }
+step_bench_convnet_graphs_bf16() { bench_cpp convnet graphs_bf16 --cuda-graphs true --precision bf16; }
+step_bench_resnet18_graphs_bf16() { bench_cpp resnet18 graphs_bf16 --cuda-graphs true --precision bf16; }
 
 # binary_data: the Python peers' CIFAR-10 binary folder (synthetic when not carried).
 binary_data() {
@@ -339,16 +357,42 @@ step_bench_convnet_py() {
   figure "$(grep -oE 'images_per_second=[0-9.]+' "$OUT/bench_convnet_py.log" | tail -n1 | cut -d= -f2)"
 }
 
-# resnet_py [torch_resnet_bench.py args...]: the Python ResNet-18 peer.
-resnet_py() {
-  local data
+# torch_peer MODEL: the PyTorch peers of one model, in one process, with the
+# images on the GPU as cifar_mpi has them: eager and torch.compile
+# (reduce-overhead: CUDA graphs), fp32 and bf16 (kPeerVariants). Each
+# variant's images/s is also kept as figure peer_MODEL_VARIANT for the table.
+torch_peer() {
+  local model=$1 data v ips summary=()
   data=$(binary_data)
-  "$PY" tools/bench/torch_resnet_bench.py --batch-size "$GPU_BATCH" --steps 60 --warmup 10 --channels-last \
-    --data "$data" --limit "$GPU_IMAGES" "$@"
-  figure "$(grep -oE 'images_per_second=[0-9.]+' "$OUT/$step.log" | tail -n1 | cut -d= -f2)"
+  "$PY" tools/bench/torch_peer_bench.py --model "$model" --variants "$kPeerVariants" --batch-size "$GPU_BATCH" \
+    --steps 60 --warmup 10 --channels-last --data "$data" --limit "$GPU_IMAGES"
+  for v in ${kPeerVariants//,/ }; do
+    ips=$(sed -nE "s/^TORCH_PEER_RESULT model=$model variant=$v images_per_second=([0-9.]+).*/\1/p" "$OUT/$step.log" |
+      tail -n1)
+    echo "${ips:-n/a}" >"$figures/peer_${model}_$v"
+    summary+=("$v ${ips:-n/a}")
+  done
+  figure "$(IFS=';'; echo "${summary[*]}" | sed 's/;/; /g')"
 }
-step_bench_resnet18_py() { resnet_py; }
-step_bench_resnet18_py_bf16() { resnet_py --precision bf16; }
+step_bench_convnet_torch() { torch_peer convnet; }
+step_bench_resnet18_torch() { torch_peer resnet18; }
+
+# A 1-GPU `--profile true` run of each model (forward, backward and the rest
+# of a step, measured), and tools/scaling_model's projection from it for 1 to
+# 64 nodes of 8 GPUs (docs/scaling.md): the measured single-GPU input that
+# replaces the assumed one there. Logs profile_MODEL.txt, scaling_MODEL.txt.
+step_profile() {
+  local m measured efficiency one=()
+  for m in resnet18 convnet; do
+    train 1 nccl "$m" 1 "profile_$m" --eval false --profile true --max-steps 60 2>&1 | tee "$OUT/profile_$m.txt"
+    python3 tools/scaling_model/scaling_model.py --model "$m" --batch "$GPU_BATCH" --profile-log "$OUT/profile_$m.txt" \
+      --ranks-per-node 8 --nodes 1 2 8 64 --inter-busbw 20 | tee "$OUT/scaling_$m.txt"
+    measured=$(sed -nE 's/^one rank: (step [0-9.]+ ms \([^)]*\)).*/\1/p' "$OUT/scaling_$m.txt" | head -n1)
+    efficiency=$(awk '$1 == 64 { print $NF }' "$OUT/scaling_$m.txt")
+    one+=("$m $measured, efficiency at 64 x 8 GPUs $efficiency (overlap)")
+  done
+  figure "$(IFS=';'; echo "${one[*]}" | sed 's/;/; /g'); projections in scaling_*.txt"
+}
 
 # The speed recipe against the airbench94 peer on the same GPU and data: the
 # whole schedule (10 epochs of the synthetic file's images, drop-last, the
@@ -430,8 +474,39 @@ step_timeout() {
 declare -A status=() seconds=()
 ran=()
 
+# figure_of NAME: a step's (or a peer variant's) figure, n/a when it has none.
+figure_of() { cat "$figures/$1" 2>/dev/null || echo n/a; }
+# ratio A B: A / B to two decimals, n/a unless both are numbers above 0.
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a + 0 > 0 && b + 0 > 0) printf "%.2fx\n", a / b; else print "n/a" }'; }
+# larger A B: the larger of two figures (n/a counts as nothing).
+larger() { awk -v a="$1" -v b="$2" 'BEGIN { x = a + 0; y = b + 0; if (x <= 0 && y <= 0) print "n/a"; else print (x > y ? a : b) }'; }
+
+# The issue-14 table: cifar_mpi eager and graphed against PyTorch eager and
+# torch.compile (CUDA graphs), each model in fp32 and bf16, images/s at np 1.
+throughput_table() {
+  local m p eager_step graphed_step peer_suffix eager graphed torch_eager compiled best
+  echo "| model | precision | cifar_mpi eager | cifar_mpi graphed | PyTorch eager | torch.compile | best cifar_mpi / eager | / compile |"
+  echo "|---|---|---|---|---|---|---|---|"
+  for m in convnet resnet18; do
+    for p in fp32 bf16; do
+      eager_step=cpp graphed_step=graphs peer_suffix=""
+      [[ $p == bf16 ]] && { eager_step=bf16 graphed_step=graphs_bf16 peer_suffix=-bf16; }
+      eager=$(figure_of "bench_${m}_$eager_step")
+      graphed=$(figure_of "bench_${m}_$graphed_step")
+      torch_eager=$(figure_of "peer_${m}_eager$peer_suffix")
+      compiled=$(figure_of "peer_${m}_compile$peer_suffix")
+      best=$(larger "$eager" "$graphed")
+      echo "| $m | $p | $eager | $graphed | $torch_eager | $compiled | $(ratio "$best" "$torch_eager") | $(ratio "$best" "$compiled") |"
+    done
+  done
+  echo
+  echo "Goals (issue 14, one H200): convnet fp32 at least 400,000 img/s; resnet18, fp32 and bf16, at least 1.2x"
+  echo "PyTorch eager and at least 1.0x torch.compile. np 1, batch $GPU_BATCH, channels_last, data on the GPU, the"
+  echo "last of $GPU_BENCH_EPOCHS epochs of $GPU_IMAGES images; the peers: tools/bench/torch_peer_bench.py (60 timed steps)."
+}
+
 write_summary() {
-  local f=$OUT/summary.md s
+  local f=$OUT/summary.md s m
   {
     echo "# cifar_mpi GPU check — $(date -u '+%Y-%m-%d %H:%M UTC') on $(uname -n)"
     echo
@@ -441,23 +516,17 @@ write_summary() {
       echo "| $s | ${status[$s]} | ${seconds[$s]} | $(cat "$figures/$s" 2>/dev/null || true) |"
     done
     echo
-    echo "| model | cifar_mpi img/s (np 1, NCCL) | Python peer img/s | cifar_mpi / Python |"
-    echo "|---|---|---|---|"
-    local m c p
-    for m in convnet resnet18; do
-      c=$(cat "$figures/bench_${m}_cpp" 2>/dev/null || echo n/a)
-      p=$(cat "$figures/bench_${m}_py" 2>/dev/null || echo n/a)
-      echo "| $m | $c | $p | $(awk -v c="$c" -v p="$p" 'BEGIN{ if (c+0 > 0 && p+0 > 0) printf "%.2f", c/p; else print "n/a" }') |"
-    done
+    throughput_table
     echo
-    echo "| variant | img/s |"
+    echo "| other setting | img/s |"
     echo "|---|---|"
-    for m in convnet_graphs resnet18_graphs convnet_host resnet18_host convnet_bf16 resnet18_bf16 resnet18_py_bf16 resnet18_nocl; do
-      echo "| $m | $(cat "$figures/bench_$m" 2>/dev/null || echo n/a) |"
+    for m in convnet_py convnet_host resnet18_host resnet18_nocl; do
+      echo "| $m | $(figure_of "bench_$m") |"
     done
     echo
-    echo "Python peers: convnet = seed_ddp.py (the reference recipe, DataLoader + PIL transforms);"
-    echo "resnet18 = tools/bench/torch_resnet_bench.py (device-resident data). Logs: <step>.log."
+    echo "convnet_py: the reference recipe seed_ddp.py (DataLoader + PIL transforms, in process);"
+    echo "host: --data-on-device false; nocl: --channels-last false. Logs: <step>.log (at the end of a"
+    echo "run, in gpu_check_logs.tgz)."
   } >"$f.tmp"
   mv "$f.tmp" "$f"
 }
@@ -486,6 +555,23 @@ run_step() {
   write_summary
 }
 
+# With GPU_ARCHIVE=1, every file of the run but summary.md goes into one
+# archive, $OUT/gpu_check_logs.tgz: a device call brings back few files
+# whole. GPU_ARCHIVE=0 leaves them loose.
+archive_logs() {
+  [[ $GPU_ARCHIVE == 1 ]] || return 0
+  local path files=() archive=$GPU_WORK/gpu_check_logs.tgz
+  for path in "$OUT"/* "$OUT"/.[!.]*; do
+    [[ -e $path ]] || continue
+    case ${path##*/} in summary.md | gpu_check_logs.tgz) ;; *) files+=("${path##*/}") ;; esac
+  done
+  ((${#files[@]})) || return 0
+  tar -C "$OUT" -czf "$archive" "${files[@]}"
+  (cd "$OUT" && rm -rf -- "${files[@]}")
+  mv "$archive" "$OUT/"
+  echo "gpu_check: logs in $OUT/gpu_check_logs.tgz (GPU_ARCHIVE=0 leaves them loose)"
+}
+
 main() {
   mkdir -p "$OUT" "$GPU_WORK" "$figures"
   OUT=$(cd "$OUT" && pwd)
@@ -500,7 +586,11 @@ main() {
     declare -F "step_$s" >/dev/null || { echo "gpu_check: unknown step '$s' (steps: ${kAllSteps[*]})" >&2; exit 2; }
   done
   for s in "${steps[@]}"; do run_step "$s"; done
+  archive_logs
   cat "$OUT/summary.md"
+  local failed=()
+  for s in "${ran[@]}"; do [[ ${status[$s]} == PASS ]] || failed+=("$s"); done
+  ((${#failed[@]} == 0)) || { echo "gpu_check: not passed: ${failed[*]}" >&2; return 1; }
 }
 
 if [[ ${1:-} == __step ]]; then
