@@ -13,8 +13,6 @@
 //   Split train = file.split("train");                  // images uint8 [N,3,32,32], labels int64 [N]
 // A rank that only needs a shard can read a contiguous range with hyperslabs:
 //   Split part = file.split("train", /*begin=*/1000, /*count=*/500);
-// read_dataset_info and read_split do the same for one read each; each checks
-// the whole file's MD5 again, so a reader of several splits keeps a PackedFile.
 #pragma once
 
 #include <torch/torch.h>
@@ -86,7 +84,8 @@ class PackedFile {
 };
 
 // One read each, for callers that need one thing: PackedFile(path).info()
-// and PackedFile(path).split(...).
+// and PackedFile(path).split(...). Each checks the whole file's MD5 again, so
+// a reader of several splits keeps a PackedFile.
 DatasetInfo read_dataset_info(const std::string& path);
 Split read_split(const std::string& path, const std::string& split, int64_t begin = 0, int64_t count = -1);
 
