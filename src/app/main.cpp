@@ -2,11 +2,12 @@
 // then check the environment or train. Errors are caught in one place,
 // run_mpi_main (mpi/mpi_main.hpp).
 #include "app/check_env.hpp"
+#include "app/registered_names.hpp"
+#include "app/trainer.hpp"
 #include "comm/agreement.hpp"
 #include "config/train_config.hpp"
 #include "mpi/mpi_main.hpp"
 #include "train/preemption.hpp"
-#include "train/trainer.hpp"
 #include "util/error.hpp"
 
 int main(int argc, char** argv) {
@@ -16,11 +17,12 @@ int main(int argc, char** argv) {
   // trainer stops cleanly with exit code 3 instead of dying by the signal.
   install_preemption_handlers();
   return run_mpi_main(argc, argv, [](MpiEnvironment& env, int argc, char** argv) {
+    const RegisteredNames names = registered_names();
     TrainConfig config;
-    agree_on_startup(env.comm(), [&] { config = parse_config(argc, argv); });
+    agree_on_startup(env.comm(), [&] { config = parse_config(argc, argv, names); });
     if (config.help || config.check_env || !config.checkpoint.enabled()) release_preemption_handlers();
     if (config.help) {
-      if (env.world().rank == 0) std::fputs(config_help().c_str(), stdout);
+      if (env.world().rank == 0) std::fputs(config_help(names).c_str(), stdout);
       return kExitOk;
     }
     if (config.check_env) return run_check_env(env, config);

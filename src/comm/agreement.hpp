@@ -8,25 +8,12 @@
 #include <mpi.h>
 
 #include <functional>
-#include <stdexcept>
+
+#include "util/error.hpp"
 
 namespace cifar {
 
 class Communicator;
-class Error;
-
-// Thrown on every rank when a check failed on any; caught by run_mpi_main.
-class AgreedFailure : public std::runtime_error {
- public:
-  AgreedFailure(int exit_code, bool reported)
-      : std::runtime_error("a check failed on some rank"), exit_code_(exit_code), reported_(reported) {}
-  int exit_code() const noexcept { return exit_code_; }
-  bool reported() const noexcept { return reported_; }  // by this rank
-
- private:
-  int exit_code_;
-  bool reported_;
-};
 
 // Before the job has a Communicator (start-up: configuration, placement, data).
 void agree_on_startup(MPI_Comm comm, const std::function<void()>& check);

@@ -7,6 +7,7 @@
 
 #include <boost/program_options.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -15,10 +16,6 @@
 #include <regex>
 #include <sstream>
 
-#include "comm/backends.hpp"
-#include "data/dataset.hpp"
-#include "model/model.hpp"
-#include "train/optimizer.hpp"
 #include "util/error.hpp"
 #include "util/log.hpp"
 #include "util/paths.hpp"
@@ -98,6 +95,14 @@ std::string one_of(const std::vector<std::string>& names) {
   return list;
 }
 
+bool contains(const std::vector<std::string>& names, const std::string& name) {
+  return std::find(names.begin(), names.end(), name) != names.end();
+}
+
+// For visits that use no help text (describe, run_definition, the checks of
+// numbers): the registries' names only go into the help.
+const RegisteredNames kNoNames;
+
 // Every option: its section, its name (command line and INI key), its field,
 // whether it defines the run, and its help; one function per section. The
 // order is --help's order.
@@ -108,9 +113,9 @@ std::string one_of(const std::vector<std::string>& names) {
 // --target-accuracy are kFree: a longer run continues the same one. What is
 // evaluated, performance, placement and output options are kFree too.
 template <typename Visitor>
-void visit_data_options(DataConfig& d, Visitor&& v) {
+void visit_data_options(DataConfig& d, const RegisteredNames& names, Visitor&& v) {
   const Section s = Section::Data;
-  v(s, "dataset", d.dataset, kRun, "dataset: " + one_of(dataset_names()));
+  v(s, "dataset", d.dataset, kRun, "dataset: " + one_of(names.datasets));
   v(s, "data", d.path, kFree,
     "the dataset's file (cifar10: the HDF5 file made by cifar_pack); $CIFAR_DATA when set; a resumed run checks "
     "its content, not its path");
@@ -134,8 +139,8 @@ void visit_data_options(DataConfig& d, Visitor&& v) {
 }
 
 template <typename Visitor>
-void visit_model_options(ModelConfig& m, Visitor&& v) {
-  v(Section::Model, "model", m.name, kRun, "model: " + one_of(model_names()));
+void visit_model_options(ModelConfig& m, const RegisteredNames& names, Visitor&& v) {
+  v(Section::Model, "model", m.name, kRun, "model: " + one_of(names.models));
   v(Section::Model, "channels-last", m.channels_last, kFree, "use the channels_last memory format for convolutions");
 }
 
@@ -165,9 +170,9 @@ void visit_training_options(TrainingConfig& t, Visitor&& v) {
 }
 
 template <typename Visitor>
-void visit_optim_options(OptimConfig& o, Visitor&& v) {
+void visit_optim_options(OptimConfig& o, const RegisteredNames& names, Visitor&& v) {
   const Section s = Section::Optim;
-  v(s, "optimizer", o.optimizer, kRun, "optimiser: " + one_of(optimizer_names()));
+  v(s, "optimizer", o.optimizer, kRun, "optimiser: " + one_of(names.optimizers));
   v(s, "lr", o.lr, kRun, "peak learning rate");
   v(s, "momentum", o.momentum, kRun, "SGD momentum");
   v(s, "nesterov", o.nesterov, kRun, "SGD with Nesterov momentum");
@@ -185,10 +190,10 @@ void visit_optim_options(OptimConfig& o, Visitor&& v) {
 }
 
 template <typename Visitor>
-void visit_comm_options(CommConfig& c, Visitor&& v) {
+void visit_comm_options(CommConfig& c, const RegisteredNames& names, Visitor&& v) {
   const Section s = Section::Comm;
   v(s, "backend", c.backend, kFree,
-    "gradient all-reduce: auto (nccl on GPUs, mpi on CPUs) | " + one_of(backend_names()));
+    "gradient all-reduce: auto (nccl on GPUs, mpi on CPUs) | " + one_of(names.backends));
   v(s, "bucket-mb", c.bucket_mb, kFree, "gradient bucket size in MiB (all buckets but the first)");
   v(s, "first-bucket-mb", c.first_bucket_mb, kFree,
     "size of the first gradient bucket in MiB (starts communication early)");
@@ -247,12 +252,12 @@ void visit_output_options(OutputConfig& o, Visitor&& v) {
 }
 
 template <typename Visitor>
-void visit_options(TrainConfig& c, Visitor&& v) {
-  visit_data_options(c.data, v);
-  visit_model_options(c.model, v);
+void visit_options(TrainConfig& c, const RegisteredNames& names, Visitor&& v) {
+  visit_data_options(c.data, names, v);
+  visit_model_options(c.model, names, v);
   visit_training_options(c.training, v);
-  visit_optim_options(c.optim, v);
-  visit_comm_options(c.comm, v);
+  visit_optim_options(c.optim, names, v);
+  visit_comm_options(c.comm, names, v);
   visit_runtime_options(c.runtime, v);
   visit_checkpoint_options(c.checkpoint, v);
   visit_output_options(c.output, v);
@@ -292,7 +297,7 @@ struct Options {
   std::map<std::string, Section> section_of;
 };
 
-std::unique_ptr<Options> make_options(TrainConfig& c) {
+std::unique_ptr<Options> make_options(TrainConfig& c, const RegisteredNames& names) {
   auto o = std::make_unique<Options>();
   po::options_description general("General");
   general.add_options()("help,h", po::bool_switch(&c.help), "print this help and exit")(
@@ -307,7 +312,7 @@ std::unique_ptr<Options> make_options(TrainConfig& c) {
   o->all.add(general);
   std::map<Section, po::options_description> groups;
   for (const auto& s : kSections) groups.emplace(s.section, po::options_description(s.title + std::string(" [") + s.key + "]"));
-  visit_options(c, [&](Section section, const char* name, auto& field, Binding, const std::string& help) {
+  visit_options(c, names, [&](Section section, const char* name, auto& field, Binding, const std::string& help) {
     using T = std::decay_t<decltype(field)>;
     groups.at(section).add_options()(name, po::value<T>(&field)->default_value(field, text(field)), help.c_str());
     o->section_of[name] = section;
@@ -427,13 +432,13 @@ void refuse_parser_placeholders_in_file(const std::string& path, const std::stri
 
 }  // namespace
 
-std::string config_help() {
+std::string config_help(const RegisteredNames& names) {
   TrainConfig defaults;
   std::ostringstream os;
   os << "cifar_mpi — data-parallel CIFAR-10 training with MPI, NCCL and LibTorch\n\n"
         "Usage:  mpirun -np N cifar_mpi [--config config/default.ini] [--option value ...]\n"
         "        srun --mpi=pmix cifar_mpi ...      (one rank per GPU, or per CPU slot)\n\n"
-     << make_options(defaults)->all
+     << make_options(defaults, names)->all
      << "\nExit codes: 0 done, 1 runtime failure, 2 bad configuration, 3 preempted (checkpoint written; "
         "resume with --resume auto), 4 communication timeout, 5 diverged (a non-finite loss or gradient with "
         "--on-nonfinite stop; nothing written after the last good step).\n";
@@ -446,13 +451,13 @@ namespace {
 // into inf and NaN in the model and the metrics (--lr inf, --weight-decay inf).
 void validate_finite(const TrainConfig& c) {
   TrainConfig copy = c;
-  visit_options(copy, [](Section, const char* name, const auto& field, Binding, const std::string&) {
+  visit_options(copy, kNoNames, [](Section, const char* name, const auto& field, Binding, const std::string&) {
     if constexpr (std::is_floating_point_v<std::decay_t<decltype(field)>>)
       require(std::isfinite(field), std::string("--") + name + " must be a finite number (got " + text(field) + ")");
   });
 }
 
-void validate_training(const TrainingConfig& t, const OptimConfig& o) {
+void validate_training(const TrainingConfig& t, const OptimConfig& o, const RegisteredNames& names) {
   require(t.epochs >= 1, "--epochs must be at least 1 (got " + text(t.epochs) + ")");
   require(t.max_steps >= 0, "--max-steps must be 0 (no limit) or positive");
   require(t.batch_size >= 1, "--batch-size must be at least 1 (got " + text(t.batch_size) + ")");
@@ -468,7 +473,8 @@ void validate_training(const TrainingConfig& t, const OptimConfig& o) {
   require(o.warmup_epochs >= 0 && o.warmup_epochs <= t.epochs,
           "--warmup-epochs must be between 0 and --epochs (" + text(t.epochs) + "), got " + text(o.warmup_epochs));
   require(o.lookahead_every >= 0, "--lookahead-every must be 0 (off) or positive");
-  require(!o.nesterov || optimizer_supports_nesterov(o.optimizer), "--nesterov applies to --optimizer sgd only");
+  require(!o.nesterov || contains(names.nesterov_optimizers, o.optimizer),
+          "--nesterov applies to --optimizer " + one_of(names.nesterov_optimizers) + " only");
 }
 
 // Upper limits of counts and sizes: a value past them is a typo or an attack,
@@ -495,14 +501,14 @@ void validate_limits(const TrainConfig& c) {
                     kMaxCommTimeoutSeconds, text(c.comm.timeout_seconds).c_str()));
 }
 
-void validate_names_and_paths(const TrainConfig& c) {
+void validate_names_and_paths(const TrainConfig& c, const RegisteredNames& names) {
   require(!c.data.path.empty(), "--data is required: the HDF5 file made by cifar_pack");
   require(!c.output.model.empty(), "--output must name a file");
-  require_one_of("dataset", c.data.dataset, dataset_names());
-  require_one_of("model", c.model.name, model_names());
-  require_one_of("optimizer", c.optim.optimizer, optimizer_names());
+  require_one_of("dataset", c.data.dataset, names.datasets);
+  require_one_of("model", c.model.name, names.models);
+  require_one_of("optimizer", c.optim.optimizer, names.optimizers);
   std::vector<std::string> backends = {"auto"};
-  for (const auto& b : backend_names()) backends.push_back(b);
+  backends.insert(backends.end(), names.backends.begin(), names.backends.end());
   require_one_of("backend", c.comm.backend, backends);
   require(c.checkpoint.resume.kind != ResumeRequest::Kind::Path || !c.checkpoint.resume.path.empty(),
           "--resume: none, auto or a checkpoint path");
@@ -512,14 +518,14 @@ void validate_names_and_paths(const TrainConfig& c) {
 
 }  // namespace
 
-void validate(const TrainConfig& c) {
+void validate(const TrainConfig& c, const RegisteredNames& names) {
   validate_finite(c);
-  validate_training(c.training, c.optim);
+  validate_training(c.training, c.optim, names);
   validate_limits(c);
   require(c.output.log_every >= 1, "--log-every must be at least 1");
   require(c.checkpoint.every_steps >= 0 && c.checkpoint.every_epochs >= 0, "checkpoint intervals must not be negative");
   require(c.checkpoint.keep >= 1, "--keep-checkpoints must be at least 1");
-  validate_names_and_paths(c);
+  validate_names_and_paths(c, names);
 }
 
 std::vector<std::string> config_folders() {
@@ -550,9 +556,9 @@ std::string resolve_config_file(const std::string& name, const std::vector<std::
                     "). Give a path, or set CIFAR_MPI_HOME to the install prefix (module load cifar_mpi does)");
 }
 
-TrainConfig parse_config(int argc, const char* const argv[]) {
+TrainConfig parse_config(int argc, const char* const argv[], const RegisteredNames& names) {
   TrainConfig c;
-  const auto options = make_options(c);
+  const auto options = make_options(c, names);
   po::variables_map vm;
   std::string config_path;  // the file --config named
   refuse_parser_placeholders(argc, argv);
@@ -587,7 +593,7 @@ TrainConfig parse_config(int argc, const char* const argv[]) {
   if (c.help || c.check_env) return c;
   try {
     apply_legacy_options(vm, c);
-    validate(c);
+    validate(c, names);
   } catch (const ConfigError& e) {
     if (c.config_file.empty()) throw;
     throw ConfigError(std::string(e.what()) + " (set on the command line or in config file '" + c.config_file + "')");
@@ -598,7 +604,7 @@ TrainConfig parse_config(int argc, const char* const argv[]) {
 std::vector<std::string> TrainConfig::describe() const {
   std::vector<std::string> lines;
   TrainConfig copy = *this;
-  visit_options(copy, [&](Section, const char* name, const auto& field, Binding, const std::string&) {
+  visit_options(copy, kNoNames, [&](Section, const char* name, const auto& field, Binding, const std::string&) {
     lines.push_back(strprintf("  %-24s = %s", name, text(field).c_str()));
   });
   return lines;
@@ -607,7 +613,7 @@ std::vector<std::string> TrainConfig::describe() const {
 std::vector<std::pair<std::string, std::string>> TrainConfig::run_definition() const {
   std::vector<std::pair<std::string, std::string>> keys;
   TrainConfig copy = *this;
-  visit_options(copy, [&](Section, const char* name, const auto& field, Binding binding, const std::string&) {
+  visit_options(copy, kNoNames, [&](Section, const char* name, const auto& field, Binding binding, const std::string&) {
     if (binding == kRun) keys.emplace_back(name, text(field));
   });
   return keys;

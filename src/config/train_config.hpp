@@ -7,7 +7,8 @@
 // (--batch-size, or `batch-size = 256` in the INI file, optionally under its
 // `[training]` header); --help lists them by section. Values with a closed set
 // are enums (config/choices.hpp), names of registered parts (model, optimiser,
-// backend, dataset) are checked against their registries, both at parse time.
+// backend, dataset) are checked against the registries' names, which main
+// hands in (config/registered_names.hpp), both at parse time.
 // Unknown keys, wrong types and impossible values throw ConfigError (exit 2)
 // naming the option and the file.
 #pragma once
@@ -17,6 +18,7 @@
 #include <vector>
 
 #include "config/choices.hpp"
+#include "config/registered_names.hpp"
 
 namespace cifar {
 
@@ -65,7 +67,7 @@ struct TrainingConfig {
 };
 
 struct OptimConfig {
-  std::string optimizer = "adam";  // a name in the optimiser registry (train/optimizer.hpp)
+  std::string optimizer = "adam";  // a name in the optimiser registry (optim/optimizer.hpp)
   double lr = 1e-3;                // peak learning rate
   double momentum = 0.9;
   bool nesterov = false;
@@ -73,7 +75,7 @@ struct OptimConfig {
   ScheduleKind schedule = ScheduleKind::Constant;
   double warmup_epochs = 0.0;
   int lookahead_every = 0;  // pull the weights towards their running average every N steps (0: off)
-  bool fused = false;  // --fused-optimizer: the graph-safe Adam/SGD (train/fused_optimizer.hpp)
+  bool fused = false;  // --fused-optimizer: the graph-safe Adam/SGD (optim/fused_optimizer.hpp)
 };
 
 struct CommConfig {
@@ -147,7 +149,7 @@ struct TrainConfig {
 // Throws ConfigError on unknown options, bad types and impossible values.
 // --data comes from the command line, else from $CIFAR_DATA (where a site
 // keeps the data set), else from the config file, else data/cifar10.h5.
-TrainConfig parse_config(int argc, const char* const argv[]);
+TrainConfig parse_config(int argc, const char* const argv[], const RegisteredNames& names);
 
 // Where an installed cifar_mpi keeps its configs: $CIFAR_MPI_HOME (set by
 // the module file) and the program's own folder, each + kInstalledConfigDir.
@@ -159,8 +161,8 @@ std::vector<std::string> config_folders();
 // searched and the configs they hold.
 std::string resolve_config_file(const std::string& name, const std::vector<std::string>& folders);
 // The --help text: every option by section, with its default.
-std::string config_help();
+std::string config_help(const RegisteredNames& names);
 // Checks that do not need the data or the world (ranges, names).
-void validate(const TrainConfig& c);
+void validate(const TrainConfig& c, const RegisteredNames& names);
 
 }  // namespace cifar

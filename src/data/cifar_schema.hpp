@@ -1,6 +1,8 @@
-// The cifar_mpi HDF5 schema (version 1) and the CIFAR-10 constants shared by
-// the packer, the reader and the tests. docs/data.md describes the same schema
-// for users; change both together and bump kSchemaVersion.
+// The cifar_mpi HDF5 schema (version 1) and the official binary release's
+// layout, shared by the packer, the reader and the tests; the task's own
+// constants (image shape, classes) come from util/cifar10.hpp. docs/data.md
+// describes the same schema for users; change both together and bump
+// kSchemaVersion.
 #pragma once
 
 #include <array>
@@ -8,16 +10,19 @@
 #include <string>
 #include <vector>
 
+#include "util/cifar10.hpp"
+
 namespace cifar::schema {
 
 inline constexpr int kSchemaVersion = 1;
 
-inline constexpr int64_t kChannels = 3;
-inline constexpr int64_t kHeight = 32;
-inline constexpr int64_t kWidth = 32;
-inline constexpr int64_t kPlaneBytes = kHeight * kWidth;        // 1024
-inline constexpr int64_t kImageBytes = kChannels * kPlaneBytes;  // 3072
-inline constexpr int kNumClasses = 10;
+using cifar10::kChannels;
+using cifar10::kHeight;
+using cifar10::kImageBytes;
+using cifar10::kNumClasses;
+using cifar10::kPlaneBytes;
+using cifar10::kWidth;
+using cifar10::default_class_names;
 
 // Splits, each a group holding `images` uint8 [N,3,32,32] and `labels` uint8 [N].
 inline constexpr const char* kTrain = "train";
@@ -42,12 +47,6 @@ inline constexpr const char* kAttrStd = "std";                    // float64[3],
 // Images per chunk: ~3 MB chunks, each guarded by its own Fletcher32 checksum.
 inline constexpr int64_t kImagesPerChunk = 1024;
 inline constexpr int64_t kLabelsPerChunk = 16384;
-
-inline const std::vector<std::string>& default_class_names() {
-  static const std::vector<std::string> names = {"airplane", "automobile", "bird", "cat", "deer",
-                                                 "dog",      "frog",       "horse", "ship", "truck"};
-  return names;
-}
 
 // The official CIFAR-10 binary release (cifar-10-binary.tar.gz).
 inline constexpr const char* kOfficialArchiveMd5 = "c32a1d4ab5d03f1284b67883e8d87530";

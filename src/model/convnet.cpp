@@ -15,7 +15,7 @@ ConvNet::ConvNet() : Model("ConvNet") {
   conv1_ = register_module("conv1", torch::nn::Conv2d(torch::nn::Conv2dOptions(3, 32, 3).stride(1)));
   conv2_ = register_module("conv2", torch::nn::Conv2d(torch::nn::Conv2dOptions(32, 64, 3).stride(1)));
   fc1_ = register_module("fc1", torch::nn::Linear(kFlatFeatures, 128));
-  fc2_ = register_module("fc2", torch::nn::Linear(128, schema::kNumClasses));
+  fc2_ = register_module("fc2", torch::nn::Linear(128, cifar10::kNumClasses));
 }
 
 torch::Tensor ConvNet::forward(const torch::Tensor& x) {

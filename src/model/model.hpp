@@ -13,7 +13,7 @@
 #include <utility>
 #include <vector>
 
-#include "data/cifar_schema.hpp"
+#include "util/cifar10.hpp"
 
 namespace cifar {
 

@@ -64,7 +64,7 @@ ResNet18::ResNet18() : Model("ResNet18") {
     }
     layers_.push_back(register_module("layer" + std::to_string(stage + 1), layer));
   }
-  fc_ = register_module("fc", torch::nn::Linear(in, schema::kNumClasses));
+  fc_ = register_module("fc", torch::nn::Linear(in, cifar10::kNumClasses));
   init_like_torchvision(*this);
 }
 

@@ -49,7 +49,7 @@ Speed94::Speed94() : Model("Speed94") {
   block1_ = register_module("block1", std::make_shared<Speed94Block>(kWhitenChannels, kWidths[0]));
   block2_ = register_module("block2", std::make_shared<Speed94Block>(kWidths[0], kWidths[1]));
   block3_ = register_module("block3", std::make_shared<Speed94Block>(kWidths[1], kWidths[2]));
-  head_ = register_module("head", torch::nn::Linear(torch::nn::LinearOptions(kWidths[2], schema::kNumClasses).bias(false)));
+  head_ = register_module("head", torch::nn::Linear(torch::nn::LinearOptions(kWidths[2], cifar10::kNumClasses).bias(false)));
 }
 
 torch::Tensor Speed94::forward(const torch::Tensor& x) {

@@ -3,7 +3,6 @@
 
 #include <optional>
 
-#include "comm/agreement.hpp"
 #include "util/error.hpp"
 #include "util/log.hpp"
 

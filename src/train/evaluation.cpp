@@ -3,13 +3,13 @@
 
 #include <algorithm>
 
-#include "data/cifar_schema.hpp"
+#include "util/cifar10.hpp"
 #include "train/precision.hpp"
 
 namespace cifar {
 namespace {
 
-using schema::kNumClasses;
+using cifar10::kNumClasses;
 
 bool is_identity(const EvalView& v) { return v.dy == 0 && v.dx == 0 && !v.flip; }
 

@@ -59,6 +59,20 @@ class Diverged : public Error {
   explicit Diverged(const std::string& m) : Error(m, kExitDiverged) {}
 };
 
+// Thrown on every rank when a check failed on any (comm/agreement.hpp agrees
+// on it); caught by run_mpi_main, which exits with the failing rank's code.
+class AgreedFailure : public std::runtime_error {
+ public:
+  AgreedFailure(int exit_code, bool reported)
+      : std::runtime_error("a check failed on some rank"), exit_code_(exit_code), reported_(reported) {}
+  int exit_code() const noexcept { return exit_code_; }
+  bool reported() const noexcept { return reported_; }  // by this rank
+
+ private:
+  int exit_code_;
+  bool reported_;
+};
+
 // Identity of this process for messages: set once by the MPI bootstrap.
 void set_process_identity(int rank, int world_size, const std::string& host);
 // "[rank 1/4 host]", or "[host]" before MPI is up.

@@ -6,6 +6,7 @@
 
 #include <fstream>
 
+#include "app/registered_names.hpp"
 #include "config/train_config.hpp"
 #include "model/model.hpp"
 #include "support/scoped_env.hpp"
@@ -19,7 +20,7 @@ using test::ScopedEnv;
 
 TrainConfig parse_args(std::vector<const char*> args) {
   args.insert(args.begin(), "cifar_mpi");
-  return parse_config(static_cast<int>(args.size()), args.data());
+  return parse_config(static_cast<int>(args.size()), args.data(), registered_names());
 }
 
 TrainConfig parse_file(const std::string& path) {

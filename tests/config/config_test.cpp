@@ -11,11 +11,12 @@
 #include <fstream>
 #include <map>
 
+#include "app/registered_names.hpp"
 #include "comm/backends.hpp"
 #include "config/train_config.hpp"
 #include "data/dataset.hpp"
 #include "model/model.hpp"
-#include "train/optimizer.hpp"
+#include "optim/optimizer.hpp"
 #include "util/error.hpp"
 
 namespace cifar {
@@ -25,7 +26,7 @@ TrainConfig parse(std::vector<std::string> args) {
   args.insert(args.begin(), "cifar_mpi");
   std::vector<const char*> argv;
   for (auto& a : args) argv.push_back(a.c_str());
-  return parse_config(static_cast<int>(argv.size()), argv.data());
+  return parse_config(static_cast<int>(argv.size()), argv.data(), registered_names());
 }
 
 std::string write_ini(const std::string& body) {
@@ -209,7 +210,7 @@ TEST(Config, ParserPlaceholdersAreRefusedNotExpandedForever) {
 }
 
 TEST(Config, HelpListsEveryOptionWithDefault) {
-  const std::string h = config_help();
+  const std::string h = config_help(registered_names());
   for (const char* opt : {"--data", "--model", "--epochs", "--max-steps", "--batch-size", "--optimizer", "--lr",
                           "--schedule", "--seed", "--shuffle", "--augment", "--backend", "--bucket-mb", "--output",
                           "--metrics"})
@@ -218,7 +219,7 @@ TEST(Config, HelpListsEveryOptionWithDefault) {
 }
 
 TEST(Config, HelpGroupsOptionsBySection) {
-  const std::string h = config_help();
+  const std::string h = config_help(registered_names());
   for (const char* section : {"[data]", "[model]", "[training]", "[optim]", "[comm]", "[runtime]", "[checkpoint]",
                               "[output]"})
     EXPECT_NE(h.find(section), std::string::npos) << section;
@@ -229,7 +230,7 @@ TEST(Config, HelpGroupsOptionsBySection) {
 // Registering a model, optimiser, backend or dataset is enough for --help to
 // list it and for the parser to accept it (docs/extending.md).
 TEST(Config, HelpListsEveryRegisteredName) {
-  const std::string h = config_help();
+  const std::string h = config_help(registered_names());
   for (const auto& names : {model_names(), optimizer_names(), backend_names(), dataset_names()}) {
     ASSERT_FALSE(names.empty());
     for (const auto& name : names) EXPECT_NE(h.find(name), std::string::npos) << name << " missing from --help";

@@ -2,7 +2,7 @@
 // does with its result (check_resumable, restore_checkpoint) on a small model.
 //
 // Input: the bytes of a checkpoint file, written to the scratch folder. The
-// contract under test (train/checkpoint.hpp): a missing, truncated, corrupt
+// contract under test (checkpoint/checkpoint.hpp): a missing, truncated, corrupt
 // or foreign file is one CheckpointError naming it; any other exception,
 // crash or sanitizer report is a bug. A decoded checkpoint must also hold
 // only tensors that lie within their storage, since restoring copies them.
@@ -14,9 +14,9 @@
 #include "config/train_config.hpp"
 #include "fuzz_support.hpp"
 #include "model/model.hpp"
-#include "train/checkpoint.hpp"
-#include "train/lookahead.hpp"
-#include "train/optimizer.hpp"
+#include "checkpoint/checkpoint.hpp"
+#include "optim/lookahead.hpp"
+#include "optim/optimizer.hpp"
 #include "train/precision.hpp"
 #include "util/error.hpp"
 

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "app/registered_names.hpp"
 #include "config/train_config.hpp"
 #include "fuzz_support.hpp"
 #include "util/error.hpp"
@@ -61,7 +62,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   argv.push_back(nullptr);
 
   try {
-    const cifar::TrainConfig config = cifar::parse_config(static_cast<int>(args.size()), argv.data());
+    const cifar::TrainConfig config = cifar::parse_config(static_cast<int>(args.size()), argv.data(), cifar::registered_names());
     // What a run prints and stores in its checkpoints.
     const auto lines_out = config.describe();
     if (lines_out.empty()) __builtin_trap();

@@ -14,7 +14,7 @@
 #include "model/model.hpp"
 #include "support/mpi_test_env.hpp"
 #include "require_gpu.hpp"
-#include "train/gradient_reducer.hpp"
+#include "comm/gradient_reducer.hpp"
 
 namespace cifar {
 namespace {

@@ -26,10 +26,10 @@
 #include "support/mpi_test_env.hpp"
 #include "require_gpu.hpp"
 #include "train/cuda_graph_step.hpp"
-#include "train/gradient_reducer.hpp"
-#include "train/optimizer.hpp"
+#include "comm/gradient_reducer.hpp"
+#include "optim/optimizer.hpp"
 #include "train/precision.hpp"
-#include "train/progress.hpp"
+#include "report/progress.hpp"
 
 namespace cifar {
 namespace {

@@ -14,7 +14,7 @@
 #include <iterator>
 
 #include "model/model.hpp"
-#include "train/model_io.hpp"
+#include "checkpoint/model_io.hpp"
 #include "util/atomic_file.hpp"
 #include "util/error.hpp"
 

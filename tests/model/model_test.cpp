@@ -99,7 +99,7 @@ TEST_P(EachModel, LogitsShape) {
   const auto m = seeded(GetParam());
   for (int64_t batch : {1, 5}) {
     const auto y = m->forward(torch::randn({batch, 3, 32, 32}));
-    EXPECT_EQ(y.sizes().vec(), (std::vector<int64_t>{batch, schema::kNumClasses}));
+    EXPECT_EQ(y.sizes().vec(), (std::vector<int64_t>{batch, cifar10::kNumClasses}));
     EXPECT_EQ(y.scalar_type(), torch::kFloat);
   }
 }

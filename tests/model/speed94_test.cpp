@@ -11,7 +11,7 @@ namespace {
 TEST(Speed94, LogitsAndParameterGroups) {
   torch::manual_seed(0);
   Speed94 net;
-  EXPECT_EQ(net.forward(torch::randn({4, 3, 32, 32})).sizes().vec(), (std::vector<int64_t>{4, schema::kNumClasses}));
+  EXPECT_EQ(net.forward(torch::randn({4, 3, 32, 32})).sizes().vec(), (std::vector<int64_t>{4, cifar10::kNumClasses}));
   const auto groups = net.parameter_groups();
   ASSERT_EQ(groups.size(), 3u);
   EXPECT_EQ(groups[0].parameters.size(), 6u) << "two BatchNorm biases in each of three blocks";

@@ -16,7 +16,7 @@
 namespace cifar {
 namespace {
 
-constexpr int kClasses = schema::kNumClasses;
+constexpr int kClasses = cifar10::kNumClasses;
 
 MpiCommunicator& comm() {
   static MpiCommunicator c(test::env().comm());

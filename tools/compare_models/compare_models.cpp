@@ -9,7 +9,7 @@
 #include <iostream>
 
 #include "model/model.hpp"
-#include "train/model_io.hpp"
+#include "checkpoint/model_io.hpp"
 #include "util/error.hpp"
 #include "util/log.hpp"
 

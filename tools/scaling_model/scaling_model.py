@@ -2,7 +2,7 @@
 """Scaling model of cifar_mpi's data-parallel step (method: docs/scaling.md).
 
 From a measured single-rank step (its forward, backward and other time), the
-model's gradient tensors, the reducer's bucket plan (src/train/gradient_reducer.cpp
+model's gradient tensors, the reducer's bucket plan (src/comm/gradient_reducer.cpp
 plan_buckets: first bucket ~1 MiB, then ~25 MiB, in reverse parameter order)
 and an all-reduce cost (bus bandwidth and latency, or tables measured with
 allreduce_bench), it predicts the step time, images/s and weak-scaling

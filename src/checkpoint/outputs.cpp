@@ -1,0 +1,118 @@
+// Start-up checks and locks of the run's outputs (see outputs.hpp).
+#include "checkpoint/outputs.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <utility>
+
+#include "checkpoint/checkpoint.hpp"
+#include "util/atomic_file.hpp"
+#include "util/error.hpp"
+#include "util/log.hpp"
+#include "util/paths.hpp"
+
+namespace cifar {
+namespace {
+
+struct NamedPath {
+  std::string option;  // "output", "metrics", ...
+  std::string path;
+};
+
+// Creates and deletes the temporary file that writing `path` will use: what
+// only the file itself can tell (a name too long, a full inode table, a
+// quota) fails now, not after the run.
+void probe_temporary(const std::string& option, const std::string& value, const std::string& path) {
+  const std::string temp = temporary_path_for(path);
+  const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0)
+    throw ConfigError("--" + option + " " + value + ": cannot create " + temp + " (" + std::strerror(errno) +
+                      "); choose another path");
+  ::close(fd);
+  ::unlink(temp.c_str());
+}
+
+// An output file is replaced by rename() at the end: it must be a regular
+// file or absent, its folder writable, and a file creatable beside it.
+void check_output_file(const NamedPath& o) {
+  const paths::FileCheck check = paths::check_regular_file(o.path);
+  if (check.problem == paths::FileProblem::Folder || check.problem == paths::FileProblem::NotRegular)
+    throw ConfigError("--" + o.option + " " + o.path + " " + check.reason + "; name a file to write");
+  paths::require_writable_file(o.option, o.path);
+  probe_temporary(o.option, o.path, o.path);
+}
+
+bool same_file(const std::string& a, const std::string& b) {
+  struct stat sa {}, sb {};
+  if (::stat(a.c_str(), &sa) == 0 && ::stat(b.c_str(), &sb) == 0)
+    return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+  return paths::absolute(a) == paths::absolute(b);
+}
+
+std::vector<NamedPath> output_files(const TrainConfig& c) {
+  std::vector<NamedPath> outputs = {{"output", c.output.model}};
+  if (!c.output.metrics.empty()) outputs.push_back({"metrics", c.output.metrics});
+  return outputs;
+}
+
+std::vector<NamedPath> input_files(const TrainConfig& c) {
+  std::vector<NamedPath> inputs = {{"data", c.data.path}};
+  if (!c.config_file.empty()) inputs.push_back({"config", c.config_file});
+  if (c.checkpoint.resume.kind == ResumeRequest::Kind::Path) inputs.push_back({"resume", c.checkpoint.resume.path});
+  return inputs;
+}
+
+void check_outputs_are_not_inputs(const TrainConfig& c) {
+  const auto outputs = output_files(c);
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    for (const auto& in : input_files(c)) {
+      if (same_file(outputs[i].path, in.path))
+        throw ConfigError("--" + outputs[i].option + " " + outputs[i].path + " is the same file as --" + in.option +
+                          " " + in.path + ": an output never overwrites an input; choose another path");
+    }
+    for (size_t j = i + 1; j < outputs.size(); ++j) {
+      if (same_file(outputs[i].path, outputs[j].path))
+        throw ConfigError("--" + outputs[i].option + " and --" + outputs[j].option + " name the same file " +
+                          outputs[i].path + "; give each its own path");
+    }
+  }
+}
+
+void report_removed(const std::string& folder, const std::vector<std::string>& names) {
+  for (const auto& name : names)
+    log::info("removed " + paths::join(folder, name) + ", a partial file left by an interrupted run");
+}
+
+}  // namespace
+
+std::string checkpoint_lock_path(const std::string& checkpoint_dir) {
+  return paths::join(checkpoint_dir, ".cifar_mpi.lock");
+}
+
+RunOutputs::RunOutputs(const TrainConfig& config) {
+  const auto outputs = output_files(config);
+  for (const auto& o : outputs) check_output_file(o);
+  check_outputs_are_not_inputs(config);
+  const std::string& dir = config.checkpoint.dir;
+  if (config.checkpoint.enabled()) {
+    paths::require_writable_folder("checkpoint-dir", dir, dir);
+    probe_temporary("checkpoint-dir", dir, paths::join(dir, checkpoint_file_name({0, 0, 0})));
+  }
+  const std::string& tensorboard = config.output.tensorboard;  // event files are named per run: no lock
+  if (!tensorboard.empty()) paths::require_writable_folder("tensorboard", tensorboard, paths::absolute(tensorboard));
+  for (const auto& o : outputs) {
+    locks_.emplace_back(lock_path_for(o.path), "--" + o.option + " " + o.path);
+    const std::string folder = paths::parent(paths::absolute(o.path)), name = paths::file_name(o.path);
+    report_removed(folder, remove_stale_temporaries(folder, [&](const std::string& n) { return n == name; }));
+  }
+  if (config.checkpoint.enabled()) {
+    locks_.emplace_back(checkpoint_lock_path(dir), "--checkpoint-dir " + dir);
+    report_removed(dir, remove_stale_temporaries(dir, is_checkpoint_file_name));
+  }
+}
+
+}  // namespace cifar

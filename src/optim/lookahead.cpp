@@ -1,0 +1,50 @@
+// Lookahead averaging of the weights (see lookahead.hpp).
+#include "optim/lookahead.hpp"
+
+#include <cmath>
+
+#include "util/error.hpp"
+#include "util/log.hpp"
+
+namespace cifar {
+
+Lookahead::Lookahead(Model& model, int every, long total_steps) : every_(every), total_steps_(total_steps) {
+  if (every_ <= 0) return;
+  torch::NoGradGuard no_grad;
+  for (const auto& [name, tensor] : state_entries(model)) {
+    if (!tensor.is_floating_point()) continue;  // e.g. BatchNorm's step counter
+    state_.push_back(tensor);
+    average_.push_back(tensor.detach().clone());
+  }
+}
+
+double Lookahead::decay(int every, long steps_done, long total_steps) {
+  const double progress = static_cast<double>(steps_done) / static_cast<double>(std::max(1L, total_steps));
+  return std::pow(0.95, every) * progress * progress * progress;
+}
+
+void Lookahead::after_step(long steps_done) {
+  if (every_ > 0 && steps_done % every_ == 0) pull(decay(every_, steps_done, total_steps_));
+}
+
+void Lookahead::finish() {
+  if (every_ > 0) pull(1.0);
+}
+
+void Lookahead::pull(double decay) {
+  torch::NoGradGuard no_grad;
+  for (size_t i = 0; i < state_.size(); ++i) {
+    average_[i].lerp_(state_[i], 1.0 - decay);
+    state_[i].copy_(average_[i]);
+  }
+}
+
+void Lookahead::restore(const std::vector<torch::Tensor>& average) {
+  CIFAR_CHECK(average.size() == average_.size(), CheckpointError,
+              strprintf("the checkpoint's lookahead average has %zu tensors, this model %zu", average.size(),
+                        average_.size()));
+  torch::NoGradGuard no_grad;
+  for (size_t i = 0; i < average.size(); ++i) average_[i].copy_(average[i]);
+}
+
+}  // namespace cifar

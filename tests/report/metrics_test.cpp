@@ -1,0 +1,66 @@
+// The metrics file is JSON Lines that any JSON reader accepts: a value that
+// is not finite is null, never printf's "nan" or "inf"; resuming keeps the
+// earlier epochs' rows and drops lines this program did not write.
+#include "report/metrics.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+#include <limits>
+#include <sstream>
+
+#include "test_files.hpp"
+
+namespace cifar {
+namespace {
+
+TEST(Metrics, NonFiniteValuesAreNull) {
+  EpochMetrics m;
+  m.epoch = 3;
+  m.steps = 40;
+  m.train_loss = std::numeric_limits<double>::quiet_NaN();
+  m.test_loss = -std::numeric_limits<double>::quiet_NaN();
+  m.test_accuracy = 0.5;
+  m.lr = std::numeric_limits<double>::infinity();
+  m.images_per_second = 100;
+  m.epoch_seconds = 2;
+  m.train_eval_seconds = std::numeric_limits<double>::infinity();
+  m.world_size = 2;
+  m.skipped_steps = 7;
+  EXPECT_EQ(to_json(m),
+            "{\"epoch\": 3, \"steps\": 40, \"train_loss\": null, \"test_loss\": null, \"test_accuracy\": 0.500000, "
+            "\"lr\": null, \"images_per_second\": 100.0, \"epoch_seconds\": 2.000, \"train_eval_seconds\": null, "
+            "\"world_size\": 2, \"skipped_steps\": 7}");
+}
+
+TEST(Metrics, ResumeKeepsEarlierRowsAndDropsForeignLines) {
+  test::TempDir dir;
+  const std::string path = dir.file("m.jsonl");
+  EpochMetrics row;
+  {
+    std::ofstream out(path);
+    for (int e = 0; e < 3; ++e) {
+      row.epoch = e;
+      out << to_json(row) << "\n";
+    }
+    out << "{\"epoch\": x}\n" << "garbage\n";
+  }
+  MetricsLog log(path);
+  log.load_existing(2);  // a resume into epoch 2: rows 0 and 1 stay
+  row.epoch = 2;
+  log.append(row);
+  std::ifstream in(path);
+  std::ostringstream text;
+  text << in.rdbuf();
+  row.epoch = 0;
+  std::string want = to_json(row) + "\n";
+  row.epoch = 1;
+  want += to_json(row) + "\n";
+  row.epoch = 2;
+  want += to_json(row) + "\n";
+  EXPECT_EQ(text.str(), want);
+}
+
+}  // namespace
+}  // namespace cifar
