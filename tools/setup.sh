@@ -39,7 +39,7 @@ if ((!main_job_only)); then
     lmod dpkg-dev
     # Python side: golden files, the reference recipe, plots
     python3 python3-torch python3-torchvision python3-numpy python3-matplotlib python3-h5py
-    # the project-local venvs: PyPI-only test tools (tools/setup_python_tools.sh)
+    # the project-local venvs: PyPI-only test tools (dev/setup_python_tools.sh)
     # and PyPI's CUDA torch (tools/setup_torch.sh)
     python3-venv
     # script linting
@@ -78,7 +78,7 @@ done
 
 ((main_job_only)) && exit 0
 # PyPI packages Debian does not ship (TensorBoard's reader), pinned, in .venv-tools.
-bash "$(dirname "$0")/setup_python_tools.sh"
+bash "$(dirname "$0")/../dev/setup_python_tools.sh"
 # PyPI's CUDA LibTorch for the cuda preset, pinned, in .venv-torch.
 if [[ ${CIFAR_SETUP_TORCH:-1} != 0 ]]; then
   bash "$(dirname "$0")/setup_torch.sh"

@@ -2,7 +2,7 @@
 // exact semantics of PyTorch's torch.utils.data.distributed.DistributedSampler
 // (same permutation bit for bit, same padding, same rank striding). A pure
 // function of its arguments, so it is tested without MPI against golden files
-// written by Python (tests/data/golden, tools/make_sampler_golden.py).
+// written by Python (tests/data/golden, dev/make_sampler_golden.py).
 #pragma once
 
 #include <cstdint>

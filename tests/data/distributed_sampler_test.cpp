@@ -1,5 +1,5 @@
 // DistributedSampler parity with PyTorch: every case of the golden file that
-// tools/make_sampler_golden.py wrote with Python's DistributedSampler must be
+// dev/make_sampler_golden.py wrote with Python's DistributedSampler must be
 // reproduced index for index; plus the partition properties that make sharding correct.
 #include <gtest/gtest.h>
 

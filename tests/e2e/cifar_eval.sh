@@ -32,7 +32,7 @@ background train_convnet.log train_convnet
 
 # A ResNet-18 from Python, batch-norm statistics moved off their initial values.
 "$CIFAR_PACK" --synthetic 64 --test-count 96 --seed 3 --output small.h5 >/dev/null
-"$PYTHON" - "$SOURCE_DIR/tools/bench" <<'PY' || fail "Python could not save a resnet18"
+"$PYTHON" - "$SOURCE_DIR/dev/bench" <<'PY' || fail "Python could not save a resnet18"
 import sys, torch
 sys.path.insert(0, sys.argv[1])
 from cifar_models import ResNet18

@@ -19,7 +19,7 @@ import h5py
 import torch
 import torch.nn.functional as F
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools", "bench"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "dev", "bench"))
 from cifar_models import MODELS  # noqa: E402  the Python twins of the registered models
 
 CLASSES = 10

@@ -8,8 +8,8 @@ import sys
 import h5py
 import torch
 
-# The recipe's ConvNet, kept once for the Python-side tests and tools (tools/bench/cifar_models.py).
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools", "bench"))
+# The recipe's ConvNet, kept once for the Python-side tests and tools (dev/bench/cifar_models.py).
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "dev", "bench"))
 from cifar_models import ConvNet  # noqa: E402
 
 

@@ -28,7 +28,7 @@ try:
     from tensorboard.compat.proto import event_pb2
 except ImportError as e:
     sys.exit(f"FAIL: {sys.executable} cannot import tensorboard ({e}); run tools/setup.sh, which makes "
-             ".venv-tools with the pinned tensorboard of tools/requirements-tools.txt")
+             ".venv-tools with the pinned tensorboard of dev/requirements-tools.txt")
 
 STEP_TAGS = ["train/loss", "train/learning_rate", "train/images_per_second"]
 EPOCH_TAGS = ["epoch/train_loss", "epoch/test_loss", "epoch/test_accuracy", "epoch/seconds",

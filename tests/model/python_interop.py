@@ -19,10 +19,10 @@ import os
 import subprocess
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools", "bench"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "dev", "bench"))
 try:
     import torch
-    from cifar_models import MODELS  # the models, shared with tools/bench/torch_peer_bench.py
+    from cifar_models import MODELS  # the models, shared with dev/bench/torch_peer_bench.py
 except ImportError as e:
     print(f"FAIL: {sys.executable} cannot import torch ({e}); install it with tools/setup.sh "
           "(Debian package python3-torch)", file=sys.stderr)

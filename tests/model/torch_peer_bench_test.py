@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""tools/bench/torch_peer_bench.py, the PyTorch peers that tools/gpu_check.sh
+"""dev/bench/torch_peer_bench.py, the PyTorch peers that dev/gpu_check.sh
 times against cifar_mpi: its networks have cifar_mpi's parameter counts
 (convnet 315,722, resnet18 11,173,962: src/model, tools/scaling_model), each
 variant asked for trains on the CPU and reports one result line with its

@@ -5,8 +5,8 @@
 # each host by its own hostname, and end ready to train.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-netns=$here/../../tools/netns
-# shellcheck source=tools/netns/netns_common.sh
+netns=$here/../../dev/netns
+# shellcheck source=dev/netns/netns_common.sh
 source "$netns/netns_common.sh"
 program=$1 hosts=$2 per_host=$3
 size=$((hosts * per_host))

@@ -15,7 +15,7 @@ run() {  # run OUTPUT LAUNCHER... : the launcher command line, then the common f
   "$@" "${flags[@]}" --output "$PWD/$out" >"$out.log" 2>&1 || { cat "$out.log"; fail "training run for $out failed"; }
 }
 run one_rank.pth mpi 1 "$CIFAR_MPI" --batch-size 32
-across_hosts=("$here/../../tools/netns/run_across_hosts.sh" --hosts 2 2 "$CIFAR_MPI" --batch-size 8)
+across_hosts=("$here/../../dev/netns/run_across_hosts.sh" --hosts 2 2 "$CIFAR_MPI" --batch-size 8)
 run hosts.pth "${across_hosts[@]}"
 run hosts_buckets.pth "${across_hosts[@]}" --bucket-mb 0.01 --first-bucket-mb 0.01
 grep -q "4 rank(s) on 2 node(s)" hosts.pth.log || { cat hosts.pth.log; fail "the run did not span 2 hosts"; }

@@ -14,8 +14,8 @@
 #              default is 300 s + 9 x 20 s)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-netns=$here/../../tools/netns
-# shellcheck source=tools/netns/netns_common.sh
+netns=$here/../../dev/netns
+# shellcheck source=dev/netns/netns_common.sh
 source "$netns/netns_common.sh"
 program=$1 mode=$2
 readonly ranks=4 victim=1 job_seconds=60 ready_limit_s=60 end_limit_s=30

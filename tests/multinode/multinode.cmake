@@ -1,5 +1,5 @@
 # Multi-host tests on one machine: a simulated cluster of network namespaces
-# (tools/netns) is built once by the fixture test multinode.setup and removed
+# (dev/netns) is built once by the fixture test multinode.setup and removed
 # by multinode.cleanup, which ctest runs even when a test in between failed.
 # All multinode tests share one RESOURCE_LOCK, so they never run at the same
 # time as each other or as the set-up/clean-up. They need root: without it the
@@ -9,10 +9,10 @@
 # register a test that runs across the simulated hosts:
 #   cifar_add_multinode_test(<name> RANKS_PER_HOST <n> [HOSTS <h>] [TIMEOUT <s>]
 #                            [ENVIRONMENT <VAR=value>...] COMMAND <program> <args...>)
-# runs `tools/netns/run_across_hosts.sh --hosts h n <program> <args...>`;
+# runs `dev/netns/run_across_hosts.sh --hosts h n <program> <args...>`;
 # HOSTS defaults to 2, at most CIFAR_NETNS_HOSTS.
 
-set(CIFAR_NETNS_DIR ${PROJECT_SOURCE_DIR}/tools/netns)
+set(CIFAR_NETNS_DIR ${PROJECT_SOURCE_DIR}/dev/netns)
 set(CIFAR_NETNS_HOSTS 3)  # hosts the fixture builds; tests use the first HOSTS
 set(CIFAR_NETNS_FIXTURE netns_cluster)
 set(CIFAR_NETNS_LOCK cifar_netns)

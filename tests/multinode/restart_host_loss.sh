@@ -18,8 +18,8 @@
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=tests/e2e/common.sh
 source "$here/../e2e/common.sh"
-netns=$here/../../tools/netns
-# shellcheck source=tools/netns/netns_common.sh
+netns=$here/../../dev/netns
+# shellcheck source=dev/netns/netns_common.sh
 source "$netns/netns_common.sh"
 readonly victim=1 every=8 lose_after_steps=12 ready_limit_s=90 run_limit_s=200
 victim_port=$(netns_port "$victim")

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# tools/netns/netns_down.sh — remove the simulated cluster: end every process
+# dev/netns/netns_down.sh — remove the simulated cluster: end every process
 # still running inside its namespaces, then delete the namespaces (which takes
 # their veth pairs and the bridge with them). Idempotent: removes whatever is
 # left of a cluster, and succeeds when nothing is.
 set -euo pipefail
-# shellcheck source=tools/netns/netns_common.sh
+# shellcheck source=dev/netns/netns_common.sh
 source "$(dirname "$0")/netns_common.sh"
 netns_require_root
 

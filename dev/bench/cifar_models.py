@@ -3,8 +3,8 @@ initialised as PyTorch initialises them: the reference recipe's ConvNet and
 torchvision's ResNet-18 in CIFAR form, written out so that neither needs
 torchvision. One copy for the Python side: tests/model/python_interop.py
 (C++ <-> Python state dicts and logits), tests/e2e (python_accuracy.py,
-eval_check.py, cifar_eval.sh) and tools/bench/torch_peer_bench.py (the
-PyTorch peers that tools/gpu_check.sh times).
+eval_check.py, cifar_eval.sh) and dev/bench/torch_peer_bench.py (the
+PyTorch peers that dev/gpu_check.sh times).
 """
 import torch
 import torch.nn as nn

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# tools/bench/vs_python.sh — cifar_mpi against the PyTorch DDP recipe it
+# dev/bench/vs_python.sh — cifar_mpi against the PyTorch DDP recipe it
 # replaces (../shared/bench/seed_ddp.py), side by side on this machine: same
 # data (the real CIFAR-10), world size, epochs, per-rank batch, model and
 # optimiser, runs alternating. Prints one table: training images/s, seconds
 # per epoch, peak memory of the largest process (a rank), test accuracy, ratio.
 # A benchmark, run by hand; not a test.
 #
-#   tools/bench/vs_python.sh [--np 2] [--epochs 2] [--rounds 1] [--archive PATH] [-- extra cifar_mpi args]
+#   dev/bench/vs_python.sh [--np 2] [--epochs 2] [--rounds 1] [--archive PATH] [-- extra cifar_mpi args]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 

@@ -1,5 +1,5 @@
 # shellcheck shell=bash disable=SC2034  # constants are used by the scripts that source this
-# tools/netns/netns_common.sh — the one definition of the simulated cluster
+# dev/netns/netns_common.sh — the one definition of the simulated cluster
 # (namespace names, subnet, host addresses) shared by every netns script.
 # Sourced, not run. Hosts are numbered from 0: host K is namespace
 # cifar-hostK, hostname cifar-hostK, address 10.77.0.(10+K)/24. A separate
@@ -38,9 +38,9 @@ netns_require_root() {
 netns_live_hosts() {
   local n
   n=$(cat "$NETNS_STATE_DIR/hosts" 2>/dev/null) ||
-    netns_die "no simulated cluster is up; run tools/netns/netns_up.sh first"
+    netns_die "no simulated cluster is up; run dev/netns/netns_up.sh first"
   ip netns list | grep -q "^$(netns_name 0)\b" ||
-    netns_die "namespace $(netns_name 0) is gone; run tools/netns/netns_up.sh again"
+    netns_die "namespace $(netns_name 0) is gone; run dev/netns/netns_up.sh again"
   echo "$n"
 }
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tools/netns/run_across_hosts.sh [--hosts H] <ranks-per-host> [mpirun options... --] <command...>
+# dev/netns/run_across_hosts.sh [--hosts H] <ranks-per-host> [mpirun options... --] <command...>
 # Run an MPI command across the first H hosts (default: all) of the simulated
 # cluster that netns_up.sh built: mpirun itself runs as host 0 (inside cifar-host0, so it
 # reaches the other hosts' daemons over 10.77.0.0/24 without any route in the
@@ -8,7 +8,7 @@
 # memory only within a host. Exits with mpirun's exit code.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-# shellcheck source=tools/netns/netns_common.sh
+# shellcheck source=dev/netns/netns_common.sh
 source "$here/netns_common.sh"
 netns_require_root
 
@@ -18,7 +18,7 @@ hosts=$live
 if [[ ${1:-} == --hosts ]]; then
   [[ ${2:-} =~ ^[1-9][0-9]*$ ]] || netns_die "$usage"
   hosts=$2
-  ((hosts <= live)) || netns_die "--hosts $hosts: only $live simulated host(s) are up (tools/netns/netns_up.sh $hosts)"
+  ((hosts <= live)) || netns_die "--hosts $hosts: only $live simulated host(s) are up (dev/netns/netns_up.sh $hosts)"
   shift 2
 fi
 [[ $# -ge 2 && $1 =~ ^[1-9][0-9]*$ ]] || netns_die "$usage"

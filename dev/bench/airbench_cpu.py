@@ -18,7 +18,7 @@ Nothing of the recipe (network, optimiser, schedule, augmentation, TTA) is
 touched. An accuracy benchmark, run by hand; its times say nothing about GPUs.
 
     python3 make_data.py cifar-10-binary.tar.gz DATA   # the peer's data maker
-    AIRBENCH_DATA=DATA AIRBENCH_RUNS=1 /usr/bin/python3 tools/bench/airbench_cpu.py [airbench94.py]
+    AIRBENCH_DATA=DATA AIRBENCH_RUNS=1 /usr/bin/python3 dev/bench/airbench_cpu.py [airbench94.py]
 
 Needs torch and torchvision (Debian's python3-torch and python3-torchvision).
 """

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# tools/netns/netns_up.sh [N] — build a simulated cluster of N hosts (default
+# dev/netns/netns_up.sh [N] — build a simulated cluster of N hosts (default
 # 2, at most 3) on this machine: namespaces cifar-host0..N-1, each with
 # loopback and eth0 = 10.77.0.(10+K)/24, joined by a bridge in namespace
 # cifar-sw. Replaces any cluster left over from an earlier run. Waits until
 # every link is up and every bridge port forwards before it reports success.
 set -euo pipefail
 here=$(dirname "$0")
-# shellcheck source=tools/netns/netns_common.sh
+# shellcheck source=dev/netns/netns_common.sh
 source "$here/netns_common.sh"
 netns_require_root
 

@@ -5,7 +5,7 @@ torch.utils.data.distributed.DistributedSampler gives, for the C++ parity test
 
 Format: '#' lines are comments; every other line is one case,
   N WORLD RANK SEED EPOCH SHUFFLE DROP_LAST : i0 i1 i2 ...
-Run with Debian's Python (python3-torch):  /usr/bin/python3 tools/make_sampler_golden.py
+Run with Debian's Python (python3-torch):  /usr/bin/python3 dev/make_sampler_golden.py
 """
 import os
 import sys
@@ -34,7 +34,7 @@ CASES = [
 def main():
     out = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "data", "golden",
                        "distributed_sampler.txt")
-    lines = [f"# written by tools/make_sampler_golden.py with torch {torch.__version__}",
+    lines = [f"# written by dev/make_sampler_golden.py with torch {torch.__version__}",
              "# N WORLD RANK SEED EPOCH SHUFFLE DROP_LAST : indices"]
     for n, world, seed, epochs, shuffle, drop_last in CASES:
         for epoch in epochs:

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# tools/gpu_check.sh — owns the proof run of cifar_mpi on a GPU machine that
-# has no network: unpack the carried Debian dependencies (tools/gpu_deps.sh),
+# dev/gpu_check.sh — owns the proof run of cifar_mpi on a GPU machine that
+# has no network: unpack the carried Debian dependencies (dev/gpu_deps.sh),
 # build the `cuda` preset against the machine's pip LibTorch and NCCL, run the
 # GPU tests (the sync-debug test of the step among them), check a graphed run
 # against an eager one and a resumed run against a straight one, time
@@ -17,9 +17,9 @@
 # (GPU_ARCHIVE).
 #
 # Usage, from the repository root:
-#   OUT=/some/dir bash tools/gpu_check.sh            # every step
-#   OUT=/some/dir bash tools/gpu_check.sh build test_gpu   # chosen steps, in order
-# Needs, carried next to the working tree: .debs (tools/gpu_deps.sh download)
+#   OUT=/some/dir bash dev/gpu_check.sh            # every step
+#   OUT=/some/dir bash dev/gpu_check.sh build test_gpu   # chosen steps, in order
+# Needs, carried next to the working tree: .debs (dev/gpu_deps.sh download)
 # and .gpu/seed_ddp.py (a copy of the reference recipe); .gpu/cifar-10-batches-bin
 # is optional (synthetic binary-layout data is made when it is absent).
 set -euo pipefail
@@ -29,7 +29,7 @@ readonly repo=$PWD
 # ---- settings (environment) -------------------------------------------------
 : "${OUT:=$repo/build/gpu-check}"
 : "${GPU_DEADLINE_S:=480}"                 # whole run (8 min); keep under the device call's limit
-: "${GPU_DEBS:=.debs}"                     # from tools/gpu_deps.sh download
+: "${GPU_DEBS:=.debs}"                     # from dev/gpu_deps.sh download
 : "${GPU_PREFIX:=/tmp/cifar-gpudeps}"      # where the .debs are unpacked
 : "${GPU_WORK:=/tmp/cifar-gpu-work}"       # data files, models, scratch
 : "${GPU_BUILD:=build/cuda}"               # the `cuda` preset's binary dir
@@ -54,7 +54,7 @@ readonly repo=$PWD
 : "${GPU_TRAIN_ARGS:=--batch-size $GPU_BATCH --log-every 10}"
 : "${GPU_STEP_TIMEOUTS:=deps=90 env=45 build=330 test_gpu=90 check_env=45 pack=45 train_nccl=60 train_mpi2=60 bench_convnet_cpp=45 bench_convnet_py=90 bench_resnet18_cpp=45 bench_convnet_torch=150 bench_resnet18_torch=180 bench_convnet_bf16=45 bench_resnet18_bf16=45 bench_resnet18_nocl=45 bench_convnet_host=45 test_cpu=150 train_resume=120 bench_resnet18_host=45 train_graphs=90 bench_convnet_graphs=45 bench_resnet18_graphs=45 bench_convnet_graphs_bf16=45 bench_resnet18_graphs_bf16=45 profile=90 bench_speed94_cpp=90 bench_speed94_airbench=120}"
 : "${GPU_ARCHIVE:=1}"                      # 1: at the end, every log in $OUT/gpu_check_logs.tgz, beside summary.md only
-# The PyTorch peers' variants (tools/bench/torch_peer_bench.py): eager and
+# The PyTorch peers' variants (dev/bench/torch_peer_bench.py): eager and
 # torch.compile's CUDA-graph mode, fp32 and bf16, as cifar_mpi's four below.
 readonly kPeerVariants=eager,compile,eager-bf16,compile-bf16
 # In order of what the proof needs most, as the deadline may cut the tail: the
@@ -132,8 +132,8 @@ readonly kMpirun=(mpirun --bind-to none)
 
 # ---- steps (each runs in its own process, under `timeout`) ---------------------
 step_deps() {
-  bash tools/gpu_deps.sh unpack "$GPU_DEBS" "$GPU_PREFIX"
-  bash tools/gpu_deps.sh selftest "$GPU_PREFIX"
+  bash dev/gpu_deps.sh unpack "$GPU_DEBS" "$GPU_PREFIX"
+  bash dev/gpu_deps.sh selftest "$GPU_PREFIX"
   figure "prefix $(du -sh "$GPU_PREFIX" | cut -f1); $(grep -c 'hello from rank' "$OUT/deps.log" || true)/2 MPI ranks"
 }
 
@@ -364,7 +364,7 @@ step_bench_convnet_py() {
 torch_peer() {
   local model=$1 data v ips summary=()
   data=$(binary_data)
-  "$PY" tools/bench/torch_peer_bench.py --model "$model" --variants "$kPeerVariants" --batch-size "$GPU_BATCH" \
+  "$PY" dev/bench/torch_peer_bench.py --model "$model" --variants "$kPeerVariants" --batch-size "$GPU_BATCH" \
     --steps 60 --warmup 10 --channels-last --data "$data" --limit "$GPU_IMAGES"
   for v in ${kPeerVariants//,/ }; do
     ips=$(sed -nE "s/^TORCH_PEER_RESULT model=$model variant=$v images_per_second=([0-9.]+).*/\1/p" "$OUT/$step.log" |
@@ -502,7 +502,7 @@ throughput_table() {
   echo
   echo "Goals (issue 14, one H200): convnet fp32 at least 400,000 img/s; resnet18, fp32 and bf16, at least 1.2x"
   echo "PyTorch eager and at least 1.0x torch.compile. np 1, batch $GPU_BATCH, channels_last, data on the GPU, the"
-  echo "last of $GPU_BENCH_EPOCHS epochs of $GPU_IMAGES images; the peers: tools/bench/torch_peer_bench.py (60 timed steps)."
+  echo "last of $GPU_BENCH_EPOCHS epochs of $GPU_IMAGES images; the peers: dev/bench/torch_peer_bench.py (60 timed steps)."
 }
 
 write_summary() {

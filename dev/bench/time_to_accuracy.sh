@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
-# tools/bench/time_to_accuracy.sh — how long a configuration takes to reach a
+# dev/bench/time_to_accuracy.sh — how long a configuration takes to reach a
 # test accuracy: runs it to --target-accuracy at one world size for several
 # seeds, one after the other, and prints a table (per seed: time to target,
 # epochs, final accuracy; then mean and standard deviation). The time is
 # training plus evaluation from the first step, as published time-to-accuracy
 # figures count it; start-up is printed apart. A benchmark, run by hand; not a test.
 #
-#   tools/bench/time_to_accuracy.sh --config config/speed94.ini --target 0.94 [--np 2] [--seeds 0,1,2]
-#                                   [--archive PATH] [-- extra cifar_mpi args]
+#   dev/bench/time_to_accuracy.sh --config config/speed94.ini --target 0.94 [--np 2] [--seeds 0,1,2]
+#                                 [--archive PATH] [-- extra cifar_mpi args]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
