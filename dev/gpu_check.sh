@@ -92,6 +92,8 @@ load_env() {
 }
 
 figure() { printf '%s\n' "$*" >"$figures/$step"; }
+# joined ITEMS...: the items separated by "; ".
+joined() { local IFS=';' all; all="$*"; echo "${all//;/; }"; }
 
 cifar_mpi_bin() { echo "$repo/$GPU_BUILD/cifar_mpi"; }
 
@@ -372,7 +374,7 @@ torch_peer() {
     echo "${ips:-n/a}" >"$figures/peer_${model}_$v"
     summary+=("$v ${ips:-n/a}")
   done
-  figure "$(IFS=';'; echo "${summary[*]}" | sed 's/;/; /g')"
+  figure "$(joined "${summary[@]}")"
 }
 step_bench_convnet_torch() { torch_peer convnet; }
 step_bench_resnet18_torch() { torch_peer resnet18; }
@@ -391,7 +393,7 @@ step_profile() {
     efficiency=$(awk '$1 == 64 { print $NF }' "$OUT/scaling_$m.txt")
     one+=("$m $measured, efficiency at 64 x 8 GPUs $efficiency (overlap)")
   done
-  figure "$(IFS=';'; echo "${one[*]}" | sed 's/;/; /g'); projections in scaling_*.txt"
+  figure "$(joined "${one[@]}"); projections in scaling_*.txt"
 }
 
 # The speed recipe against the airbench94 peer on the same GPU and data: the

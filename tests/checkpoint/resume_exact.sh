@@ -42,12 +42,12 @@ train 2 adam_first.log "${adam[@]}" --epochs 1 --output adam_first.pth --checkpo
 expect_in adam_first.log 'no checkpoint in adam_ckpt; starting afresh'
 kept=$(find adam_ckpt -name 'ckpt-*.pt' | wc -l)
 [[ $kept == 2 ]] || fail "--keep-checkpoints 2 left $kept checkpoint(s): $(ls adam_ckpt)"
-echo "--keep-checkpoints 2 kept: $(ls adam_ckpt | tr '\n' ' ')"
+echo "--keep-checkpoints 2 kept: $(find adam_ckpt -mindepth 1 -maxdepth 1 -name '[!.]*' -printf '%f\n' | sort | tr '\n' ' ')"
 train 2 adam_second.log "${adam[@]}" --epochs 2 --output adam_second.pth --checkpoint-dir adam_ckpt --resume auto
 expect_in adam_second.log 'resumed from checkpoint .*ckpt-e0001-s000016.pt: epoch 1, 0 batch\(es\) of it done, step 16'
 identical adam_straight.pth adam_second.pth "Adam: 2 epochs straight == 1 epoch, stop, resume for 1 more"
 rows=$(grep -c '"epoch"' metrics.jsonl)
-[[ $rows == 2 ]] && grep -q '"epoch": 0' metrics.jsonl && grep -q '"epoch": 1' metrics.jsonl ||
+{ [[ $rows == 2 ]] && grep -q '"epoch": 0' metrics.jsonl && grep -q '"epoch": 1' metrics.jsonl; } ||
   fail "metrics.jsonl after the resume should hold epochs 0 and 1: $(cat metrics.jsonl)"
 
 # Another world size that cannot keep the global batch of 32 (16 per rank x 2

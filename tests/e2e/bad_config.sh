@@ -3,6 +3,7 @@
 # every rank, one clear message, and no output file written. That includes
 # numbers outside the limits of their meaning (inf, huge counts, a batch
 # larger than a rank's shard with --drop-last) and a FIFO as --config.
+# shellcheck source=tests/e2e/common.sh
 source "$(dirname "$0")/common.sh"
 
 # The cases are independent launches, so they run side by side (common.sh's
@@ -60,7 +61,7 @@ set +e
 mpi 4 "$CIFAR_MPI" --data tiny.h5 --output out.pth --metrics m.jsonl >out.txt 2>err.txt
 rc=$?
 set -e
-[[ $rc -eq 2 ]] && grep -q "3 training samples but the job has 4 ranks" err.txt ||
+{ [[ $rc -eq 2 ]] && grep -q "3 training samples but the job has 4 ranks" err.txt; } ||
   { cat err.txt; fail "more ranks than samples: exit $rc"; }
 echo "ok: 4 ranks, 3 samples -> $(grep error: err.txt)"
 wait_background "a bad configuration was not refused as expected"

@@ -8,6 +8,7 @@
 # refusals with exit code 1 and one line naming the file, the model and the
 # key (another architecture), or the file (truncated, not a model file); and
 # tools/plot_metrics --confusion draws the JSON.
+# shellcheck source=tests/e2e/common.sh
 source "$(dirname "$0")/common.sh"
 "$PYTHON" -c "import torch, h5py, matplotlib" 2>/dev/null ||
   fail "this test needs $PYTHON with torch, h5py and matplotlib (Debian's python3-torch, python3-h5py, python3-matplotlib: run tools/setup.sh)"

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Shared helpers of the end-to-end test scripts (sourced).
 set -euo pipefail
 WORK=${1:?usage: $0 WORK_DIR}

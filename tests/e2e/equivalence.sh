@@ -10,6 +10,7 @@
 # sqrt(v): a weight whose gradient is rounding noise (~1e-12, e.g. behind a
 # dead ReLU) gets a full-size update in either run, so Adam is compared
 # separately with a tolerance that still catches any real averaging bug.
+# shellcheck source=tests/e2e/common.sh
 source "$(dirname "$0")/common.sh"
 
 optimizer=(--optimizer sgd --momentum 0.9 --lr 0.05)

@@ -3,6 +3,7 @@
 # step (they add up to 100%), with the gradient wait split into waiting for
 # slower ranks and communication not overlapped; one rank never waits for
 # another.
+# shellcheck source=tests/e2e/common.sh
 source "$(dirname "$0")/common.sh"
 
 # profile_line NP: runs NP ranks for one short epoch and prints the profile line.

@@ -2,6 +2,7 @@
 # The model file loads in Python (Debian's python3-torch) into the reference
 # recipe's ConvNet, and Python's accuracy on the test split equals the one the
 # program printed.
+# shellcheck source=tests/e2e/common.sh
 source "$(dirname "$0")/common.sh"
 "$PYTHON" -c "import torch, h5py" 2>/dev/null ||
   fail "this test needs $PYTHON with torch and h5py (Debian's python3-torch and python3-h5py: run tools/setup.sh)"

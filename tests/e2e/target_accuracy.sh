@@ -4,6 +4,7 @@
 # records it in that epoch's metrics row; --eval-every-epochs skips the
 # evaluations in between (their rows hold null), and a target never reached
 # trains the whole run.
+# shellcheck source=tests/e2e/common.sh
 source "$(dirname "$0")/common.sh"
 
 train() {

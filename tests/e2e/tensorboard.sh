@@ -9,6 +9,7 @@
 #   * a run stopped after epoch 0 and resumed with --resume auto appends a
 #     second file whose steps continue the first's, none twice;
 #   * with --accumulate 2 and a line every batch, each step is written once.
+# shellcheck source=tests/e2e/common.sh
 source "$(dirname "$0")/common.sh"
 "$TOOLS_PYTHON" -c "import tensorboard" 2>/dev/null ||
   fail "this test needs $TOOLS_PYTHON with tensorboard: run tools/setup.sh (it makes .venv-tools)"

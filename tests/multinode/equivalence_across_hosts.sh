@@ -5,6 +5,7 @@
 # — with the default buckets and with many small ones. The single-host
 # version of this check, and why 1e-5 is strict enough: tests/e2e/equivalence.sh.
 here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=tests/e2e/common.sh
 source "$here/../e2e/common.sh"
 
 flags=(--data "$E2E_DATA" --model convnet --optimizer sgd --momentum 0.9 --lr 0.05 --seed 3 --max-steps 6

@@ -14,6 +14,7 @@
 # that let root override them (setpriv drops CAP_DAC_OVERRIDE and
 # CAP_DAC_READ_SEARCH), so the kernel refuses access as it would for a user.
 here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=tests/e2e/common.sh
 source "$here/../e2e/common.sh"
 
 # The cases are independent launches, most of their time start-up and
@@ -24,6 +25,7 @@ source "$here/../e2e/common.sh"
 # holds what the cases only read. A case's file list (its folder and inputs/)
 # must be the same after its run as before it; the whole work folder's, after
 # all of them, as before the first.
+# shellcheck disable=SC2054  # a comma-separated capability list, one argument of setpriv
 as_user=(setpriv --bounding-set -dac_override,-dac_read_search)
 inputs=$PWD/inputs
 cases=$PWD/cases
@@ -231,8 +233,8 @@ files_after=$(files_now)
   { diff <(echo "$all_before") <(echo "$files_after") || true; fail "the runs left files behind"; }
 
 rss_kib=$(tail -n 1 logs/pack_rss.txt)
-[[ $rc == 1 ]] && grep -q "data_batch_1.bin claims 4294967296 bytes, more than the 30730000 of a CIFAR-10 batch file" \
-  logs/pack.txt || { cat logs/pack.txt; fail "cifar_pack on a hostile $(stat -c %s hostile.tar.gz)-byte archive: exit $rc"; }
+{ [[ $rc == 1 ]] && grep -q "data_batch_1.bin claims 4294967296 bytes, more than the 30730000 of a CIFAR-10 batch file" \
+  logs/pack.txt; } || { cat logs/pack.txt; fail "cifar_pack on a hostile $(stat -c %s hostile.tar.gz)-byte archive: exit $rc"; }
 ((rss_kib < 1024 * 1024)) || fail "cifar_pack used $((rss_kib / 1024)) MiB on a 4 GiB claim"
 [[ ! -e logs/x.h5 ]] || fail "cifar_pack wrote output"
 echo "ok (exit 1, peak $((rss_kib / 1024)) MiB): cifar_pack on a $(stat -c %s hostile.tar.gz)-byte archive -> $(grep error: logs/pack.txt)"

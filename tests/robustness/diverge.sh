@@ -8,6 +8,7 @@
 #  * skip: the bad steps are skipped and counted; the metrics file holds
 #    only JSON (null, never nan or inf) that tools/plot_metrics draws.
 here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=tests/e2e/common.sh
 source "$here/../e2e/common.sh"
 
 # 1024 samples / 2 ranks / 32 = 16 steps per epoch.

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Shared parts of the rank-failure tests (sourced after ../e2e/common.sh):
 # start a long training run in the background, wait until it trains, find one
 # rank's process, and time how long the job takes to end after a fault.
@@ -64,6 +65,7 @@ rank_pid() {
 
 # wait_for_end LIMIT_S: waits for mpirun to exit; sets job_rc and
 # end_seconds (since fault_started, set by the caller right before the fault).
+# shellcheck disable=SC2034,SC2154  # job_rc, end_seconds and fault_started are the caller's
 wait_for_end() {
   local limit=$1 i
   for ((i = 0; i < limit * 100; i++)); do

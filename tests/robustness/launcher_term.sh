@@ -6,9 +6,11 @@
 # mpirun forwards and whose exit code it passes on.) Resuming with the
 # printed CIFAR_RUN_DIR continues the run.
 here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=tests/e2e/common.sh
 source "$here/../e2e/common.sh"
 
-export CIFAR_BUILD=$(dirname "$CIFAR_MPI") CIFAR_CONFIG= CIFAR_DATA=$E2E_DATA
+CIFAR_BUILD=$(dirname "$CIFAR_MPI")
+export CIFAR_BUILD CIFAR_CONFIG='' CIFAR_DATA=$E2E_DATA
 export CIFAR_MPIRUN_ARGS="--oversubscribe --mca btl self,vader,tcp --mca btl_vader_single_copy_mechanism none"
 unset CIFAR_RUN_DIR
 launcher=
@@ -41,7 +43,7 @@ second_launch() {
     bash "$SOURCE_DIR/jobs/local_mpirun.sh" -n 2 -c 1 >second.log 2>&1 || { cat second.log; fail "second launch failed"; }
 }
 background second.out second_launch
-step=$(ls "$run_dir"/checkpoints | sed -n 's/.*-s0*\([0-9][0-9]*\)\.pt/\1/p' | sort -n | tail -1)
+step=$(find "$run_dir"/checkpoints -mindepth 1 -maxdepth 1 -name '[!.]*' -printf '%f\n' | sed -n 's/.*-s0*\([0-9][0-9]*\)\.pt/\1/p' | sort -n | tail -1)
 CIFAR_RUN_DIR=$run_dir CIFAR_EXTRA_ARGS="--batch-size 8 --epochs 100000 --max-steps $((step + 2)) --eval false" \
   bash "$SOURCE_DIR/jobs/local_mpirun.sh" -n 2 -c 1 >resumed.log 2>&1 || { cat resumed.log; fail "resume failed"; }
 wait_background "the second launch failed"

@@ -3,10 +3,13 @@
 # non-zero within 10 s, names the dead rank, and no rank is left running.
 # Prints the time from the kill to the end of the job.
 here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=tests/e2e/common.sh
 source "$here/../e2e/common.sh"
+# shellcheck source=tests/robustness/faults.sh
 source "$here/faults.sh"
 readonly victim=2 limit_s=10
 
+# shellcheck disable=SC2119  # start_run's arguments are extra cifar_mpi options; none here
 start_run
 wait_until_training
 pid=$(rank_pid "$victim")

@@ -4,7 +4,9 @@
 # bucket, and the job ends with exit code 4 (communication timeout) within
 # --comm-timeout + 10 s, leaving no rank behind. Prints the detection time.
 here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=tests/e2e/common.sh
 source "$here/../e2e/common.sh"
+# shellcheck source=tests/robustness/faults.sh
 source "$here/faults.sh"
 readonly victim=2 timeout_s=3 slack_s=10
 

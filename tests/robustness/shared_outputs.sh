@@ -6,7 +6,9 @@
 # starts, continues A's run, and deletes the partial files (.NAME.tmp-PID) a
 # kill leaves behind.
 here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=tests/e2e/common.sh
 source "$here/../e2e/common.sh"
+# shellcheck source=tests/robustness/faults.sh
 source "$here/faults.sh"  # run_ranks, rank_pid, wait_until_training, the clean-up trap
 
 a=$run_tag  # faults.sh finds the run's processes by this folder
@@ -46,7 +48,8 @@ kill -9 "${ranks[@]}"
 wait "$job" || true
 job=
 [[ -f $a/.model.pth.lock && -f $a/ckpt/.cifar_mpi.lock ]] || fail "expected A's lock files to be left behind"
-newest=$(ls "$a"/ckpt/ckpt-*.pt | sed -n 's/.*-s0*\([0-9][0-9]*\)\.pt/\1/p' | sort -n | tail -1)
+newest=$(find "$a/ckpt" -maxdepth 1 -name 'ckpt-*.pt' | sed -n 's/.*-s0*\([0-9][0-9]*\)\.pt/\1/p' | sort -n | tail -1)
+[[ -n $newest ]] || fail "A left no checkpoint in $a/ckpt"
 touch "$a/ckpt/.ckpt-e0000-s000099.pt.tmp-4242" "$a/.model.pth.tmp-4242" "$a/.metrics.jsonl.tmp-77"
 mpi 2 "$CIFAR_MPI" "${a_opts[@]}" --resume auto --max-steps $((newest + 2)) \
   >c.log 2>&1 || { cat c.log; fail "the job after the crash did not run"; }
