@@ -14,7 +14,7 @@
 #     the 8 steps since that checkpoint;
 #   * the script exits 0, and the final model scores like an uninterrupted
 #     2-rank run of the same configuration: test accuracy within 0.05, and
-#     the parameters equal to 1e-4 relative.
+#     the parameters equal to rounding (1e-3 relative).
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=tests/e2e/common.sh
 source "$here/../e2e/common.sh"
@@ -127,7 +127,10 @@ awk -v a="$accuracy" -v b="$straight_accuracy" 'BEGIN { d = a - b; if (d < 0) d 
   fail "test accuracy $accuracy is not within 0.05 of the uninterrupted run's $straight_accuracy"
 # The steps trained again recompute what was lost, and the elastic resume
 # keeps every step's samples (ConvNet has no BatchNorm, no augmentation): the
-# model equals the uninterrupted run's to rounding (measured: 4e-6).
-compare straight.pth "$run_dir/model.pth" 1e-4 \
-  "the restarted run's parameters differ from the uninterrupted run's by more than 1e-4"
+# model equals the uninterrupted run's to rounding. One rank's 32-image
+# batches round otherwise than two ranks' 16-image halves, and how much
+# depends on the CPU's kernels: measured 4e-6 on AVX2, up to 1.1e-4 on
+# AVX-512 (AMD EPYC), varying with the step at which the host is lost.
+compare straight.pth "$run_dir/model.pth" 1e-3 \
+  "the restarted run's parameters differ from the uninterrupted run's by more than 1e-3"
 echo "PASS: lost $(netns_name "$victim") after $reached steps; restarted by itself on $(netns_name 0) from step $resumed, exit 0"
