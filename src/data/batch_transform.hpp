@@ -3,7 +3,7 @@
 //   crop_and_flip (uint8 -> uint8, CPU): torchvision RandomCrop(32, padding=4)
 //     with zero (or reflected) padding followed by RandomHorizontalFlip(0.5),
 //     one draw per sample. A tight row-copy loop, memcpy-bound on uint8, where the
-//     equivalent tensor gathers cost far more (tools/bench/loader_bench).
+//     equivalent tensor gathers cost far more (dev/bench/loader_bench).
 //   normalize_batch (uint8 -> float, any device): out = (pixel / 255 - mean[c]) / std[c],
 //     as batched tensor ops in torchvision's order (ToTensor, then Normalize),
 //     each step rounded to float as there, so the batch is bit-identical to the

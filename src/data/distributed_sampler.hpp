@@ -2,7 +2,7 @@
 // exact semantics of PyTorch's torch.utils.data.distributed.DistributedSampler
 // (same permutation bit for bit, same padding, same rank striding). A pure
 // function of its arguments, so it is tested without MPI against golden files
-// written by Python (tests/data/golden, tools/make_sampler_golden.py).
+// written by Python (tests/data/golden, dev/make_sampler_golden.py).
 #pragma once
 
 #include <cstdint>
@@ -31,7 +31,7 @@ int64_t samples_per_rank(int64_t num_samples, int world_size, bool drop_last);
 // Throws ConfigError for a world size < 1, a rank outside [0, W) or N < 1.
 std::vector<int64_t> distributed_sampler_indices(const SamplerOptions& options);
 
-// ---- Resuming at another world size (issue 16, item 1) ---------------------
+// ---- Resuming at another world size ----------------------------------------
 //
 // The epoch's global order is the padded (or cut) list above before striding:
 // position k holds sample order[k mod N], k < samples_per_rank * W. After
