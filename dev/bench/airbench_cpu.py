@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Runs the airbench94 peer (../shared/bench/airbench/airbench94.py) on CPUs.
+"""Runs the airbench94 peer (airbench94.py, from a copy of airbench) on CPUs.
 
 The peer is written for one CUDA GPU in fp16. To learn what accuracy its
 recipe reaches on a data set (the shared archive was rebuilt from JPEG

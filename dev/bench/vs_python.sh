@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # dev/bench/vs_python.sh — cifar_mpi against the PyTorch DDP recipe it
-# replaces (../shared/bench/seed_ddp.py), side by side on this machine: same
+# replaces (seed_ddp.py, its path in SEED_DDP), side by side on this machine: same
 # data (the real CIFAR-10), world size, epochs, per-rank batch, model and
 # optimiser, runs alternating. Prints one table: training images/s, seconds
 # per epoch, peak memory of the largest process (a rank), test accuracy, ratio.

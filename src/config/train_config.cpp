@@ -219,8 +219,8 @@ void visit_runtime_options(RuntimeConfig& r, Visitor&& v) {
     "print per-epoch shares of data, forward, backward, communication and optimiser time");
   v(s, "cuda-graphs", r.cuda_graphs, kFree,
     "GPUs, NCCL: after warm-up, capture forward, loss, backward, the gradient all-reduce and the optimiser step as "
-    "one CUDA graph and replay it for every full batch (docs/gpu.md). Off by default until a GPU run has measured "
-    "it against eager steps (tools/gpu_check.sh)");
+    "one CUDA graph and replay it for every full batch (docs/gpu.md). Off by default: compare its images/s "
+    "with eager steps' on your GPU first");
 }
 
 template <typename Visitor>

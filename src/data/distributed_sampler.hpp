@@ -31,7 +31,7 @@ int64_t samples_per_rank(int64_t num_samples, int world_size, bool drop_last);
 // Throws ConfigError for a world size < 1, a rank outside [0, W) or N < 1.
 std::vector<int64_t> distributed_sampler_indices(const SamplerOptions& options);
 
-// ---- Resuming at another world size (issue 16, item 1) ---------------------
+// ---- Resuming at another world size ----------------------------------------
 //
 // The epoch's global order is the padded (or cut) list above before striding:
 // position k holds sample order[k mod N], k < samples_per_rank * W. After

@@ -39,7 +39,7 @@ struct RunPlan {
 // ranks (ConfigError naming both numbers when it does not divide).
 int per_rank_batch_size(const TrainingConfig& training, int world_size);
 
-// ---- Resuming at another world size (issue 16, item 1) ---------------------
+// ---- Resuming at another world size ----------------------------------------
 
 // What one optimiser step trains: micro-batches of `batch_size` per rank on
 // `world_size` ranks, `accumulate` of them per step.

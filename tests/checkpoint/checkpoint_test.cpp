@@ -508,7 +508,7 @@ TEST(CheckpointFile, Version1FilesAreReadWithTheirOwnOrderAndNewerOnesRefusedNam
 namespace cifar {
 namespace {
 
-// ---- Resuming with another step shape (issue 16, item 1) -------------------
+// ---- Resuming with another step shape --------------------------------------
 //
 // 120 samples; the writing run: 4 ranks x 2 per rank, 3 micro-batches per
 // step (24 per step, 5 steps per epoch), checkpointed after 2 steps of epoch

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Resume at another world size (issue 16, item 1), end to end. A 4-rank run
+# Resume at another world size, end to end. A 4-rank run
 # (6 per rank: a global micro-batch of 24) checkpointed in the middle of
 # epoch 0 is resumed on 2 ranks (12 per rank) and on 3 ranks (8 per rank):
 #   * the test-only sample trace (CIFAR_MPI_TEST_SAMPLE_TRACE) shows every

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Resuming at another world size when the global micro-batch does not divide
-# among the new ranks (issue 16, item 1), end to end. A 4-rank run with 2 per
+# among the new ranks, end to end. A 4-rank run with 2 per
 # rank and 3 micro-batches per optimiser step (24 samples per step) is
 # checkpointed after 2 of the 5 steps of epoch 0 (global position 48), and
 # resumed on 3 ranks, which do not divide the micro-batch of 8:

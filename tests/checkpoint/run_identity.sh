@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# --resume continues only the run that wrote the checkpoint (issue 16), so
+# --resume continues only the run that wrote the checkpoint, so
 # that a job script's `--resume auto` never continues, or overwrites, another
 # experiment:
 #  * another run's settings in the same folder are refused (exit 1) naming

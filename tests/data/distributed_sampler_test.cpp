@@ -91,7 +91,7 @@ TEST(DistributedSampler, RejectsBadWorldRankOrEmptySplit) {
   EXPECT_THROW(distributed_sampler_indices({3, 4, 0, 0, 0, true, true}), ConfigError);
 }
 
-// ---- Resuming at another world size (issue 16, item 1) ---------------------
+// ---- Resuming at another world size ----------------------------------------
 
 // What the old run's ranks train in their micro-batch `batch` (0-based in the
 // epoch), from the PyTorch-exact sampler itself: the oracle for re-sharding.

@@ -1,5 +1,5 @@
-// The real CIFAR-10 archive (../shared/data relative to the source tree or
-// $CIFAR_REAL_DATA; label `realdata`): packs it and checks every class count (5000 per class in
+// The real CIFAR-10 archive ($CIFAR_REAL_DATA, else the default path below;
+// label `realdata`): packs it and checks every class count (5000 per class in
 // train, 1000 in test) and per-channel pixel sums against its .bin files.
 #include <gtest/gtest.h>
 
@@ -14,7 +14,7 @@ namespace cifar {
 namespace {
 
 TEST(RealData, PackedArchiveMatchesItsBinFiles) {
-  // ../shared/data next to the source tree; CIFAR_REAL_DATA overrides (e.g. from a git worktree).
+  // CIFAR_REAL_DATA names the archive; without it, a shared data folder beside the source tree.
   const char* override_path = std::getenv("CIFAR_REAL_DATA");
   const std::string archive = override_path ? override_path
                                             : std::string(CIFAR_SOURCE_DIR) + "/../shared/data/cifar-10-binary.tar.gz";

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # tests/multinode/restart_host_loss.sh WORK — a run that loses a host finishes
-# by itself on the host that remains (issue 16, item 2). jobs/local_mpirun.sh
+# by itself on the host that remains. jobs/local_mpirun.sh
 # trains on 2 simulated hosts x 1 rank (hostfile cifar-host0, cifar-host1;
 # mpirun runs as cifar-host0), checkpointing every 8 steps. Once it has
 # trained past a checkpoint, cifar-host1 is unplugged from the switch (a dead
