@@ -483,7 +483,7 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a + 0 > 0 && b + 0 > 0) printf "%
 # larger A B: the larger of two figures (n/a counts as nothing).
 larger() { awk -v a="$1" -v b="$2" 'BEGIN { x = a + 0; y = b + 0; if (x <= 0 && y <= 0) print "n/a"; else print (x > y ? a : b) }'; }
 
-# The issue-14 table: cifar_mpi eager and graphed against PyTorch eager and
+# The throughput table: cifar_mpi eager and graphed against PyTorch eager and
 # torch.compile (CUDA graphs), each model in fp32 and bf16, images/s at np 1.
 throughput_table() {
   local m p eager_step graphed_step peer_suffix eager graphed torch_eager compiled best
@@ -502,7 +502,7 @@ throughput_table() {
     done
   done
   echo
-  echo "Goals (issue 14, one H200): convnet fp32 at least 400,000 img/s; resnet18, fp32 and bf16, at least 1.2x"
+  echo "Goals (one H200): convnet fp32 at least 400,000 img/s; resnet18, fp32 and bf16, at least 1.2x"
   echo "PyTorch eager and at least 1.0x torch.compile. np 1, batch $GPU_BATCH, channels_last, data on the GPU, the"
   echo "last of $GPU_BENCH_EPOCHS epochs of $GPU_IMAGES images; the peers: dev/bench/torch_peer_bench.py (60 timed steps)."
 }
