@@ -119,9 +119,7 @@ void Trainer::build_model() {
   }
   const std::vector<ParameterGroup> groups = model_->parameter_groups();
   parameters_ = trainable_parameters(groups);
-  OptimConfig optim = config_.optim;
-  optim.fused = optim.fused || config_.runtime.cuda_graphs;  // a graph captures only the graph-safe optimiser
-  optimizer_ = std::make_unique<Optimizer>(optim, groups);
+  optimizer_ = std::make_unique<Optimizer>(built_optimizer_config(config_), groups);
   lookahead_ = std::make_unique<Lookahead>(*model_, config_.optim.lookahead_every, plan_.total_steps);
 }
 
