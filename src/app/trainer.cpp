@@ -46,6 +46,7 @@ Trainer::Trainer(const MpiEnvironment& env, const TrainConfig& config)
   build_model();
   build_communication(env);
   resume();
+  plan_schedule();
   open_tensorboard();
 }
 
@@ -95,7 +96,6 @@ void Trainer::load_data(const MpiEnvironment& env) {
                           config_.optim.warmup_epochs);
   });
   place_dataset(data_, config_.data, placement_.device);
-  schedule_ = ScheduleOptions{config_.optim.schedule, config_.optim.lr, plan_.total_steps, plan_.warmup_steps};
   progress_ = std::make_unique<ProgressReporter>(plan_, world_.size, config_.output.log_every, world_.rank == 0);
 }
 
@@ -162,8 +162,6 @@ void Trainer::resume() {
     if (!note.empty()) log::info(note);
   }
   if (run.reshaped) count_steps_from(position_);
-  schedule_ = ScheduleOptions{config_.optim.schedule, config_.optim.lr * lr_scale(run), plan_.total_steps,
-                              plan_.warmup_steps};
   lookahead_->set_total_steps(plan_.total_steps);
   resumed_loss_ = std::array<double, 2>{checkpoint->epoch_loss_sum, checkpoint->epoch_loss_count};
   guard_.restore_skipped(checkpoint->skipped_steps);
@@ -208,6 +206,14 @@ void Trainer::count_steps_from(const TrainingPosition& position) {
   if (world_.rank == 0 && plan_.total_steps != steps_before)
     log::info(strprintf("the run now has %ld optimiser steps (%ld per epoch on %d ranks from the next epoch on)",
                         plan_.total_steps, plan_.steps_per_epoch, world_.size));
+}
+
+// After resume(), when the plan's length is final: --lr, scaled after an
+// --elastic-batch per-rank resume (the checkpointer's run says by how much;
+// exactly 1 otherwise), over the run's optimiser steps.
+void Trainer::plan_schedule() {
+  schedule_ = ScheduleOptions{config_.optim.schedule, config_.optim.lr * lr_scale(checkpoints_->run()),
+                              plan_.total_steps, plan_.warmup_steps};
 }
 
 // After resume(): a resumed run's events continue from its checkpoint's step.

@@ -87,6 +87,7 @@ class Trainer {
   void resume();
   void adopt_resumed_shape(const RunIdentity& run);
   void count_steps_from(const TrainingPosition& position);
+  void plan_schedule();
   void open_tensorboard();
   void announce() const;
   int report_already_finished() const;
