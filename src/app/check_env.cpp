@@ -13,6 +13,7 @@
 #include "comm/backends.hpp"
 #include "comm/placement_checks.hpp"
 #include "comm/placement_probe.hpp"
+#include "comm/text_collectives.hpp"
 #include "gpu/cuda_runtime.hpp"
 #include "gpu/torch_stream.hpp"
 #include "train/threads.hpp"
@@ -62,25 +63,6 @@ std::string thread_level() {
   return provided == MPI_THREAD_MULTIPLE ? "MPI_THREAD_MULTIPLE" : "below MPI_THREAD_MULTIPLE";
 }
 
-// Each rank's `text`, gathered to rank 0 in rank order (empty elsewhere).
-std::vector<std::string> gather_to_root(MPI_Comm comm, const World& w, const std::string& text) {
-  int len = static_cast<int>(text.size());
-  std::vector<int> lens(static_cast<size_t>(w.size));
-  MPI_CHECK(MPI_Gather(&len, 1, MPI_INT, lens.data(), 1, MPI_INT, 0, comm));
-  std::vector<int> offsets(static_cast<size_t>(w.size), 0);
-  int total = 0;
-  for (int r = 0; r < w.size; ++r) {
-    offsets[r] = total;
-    total += lens[r];
-  }
-  std::string all(static_cast<size_t>(std::max(total, 1)), '\0');
-  MPI_CHECK(MPI_Gatherv(text.data(), len, MPI_CHAR, all.data(), lens.data(), offsets.data(), MPI_CHAR, 0, comm));
-  std::vector<std::string> out;
-  if (w.rank == 0)
-    for (int r = 0; r < w.size; ++r) out.push_back(all.substr(static_cast<size_t>(offsets[r]), static_cast<size_t>(lens[r])));
-  return out;
-}
-
 void print_versions(const World& w) {
   unsigned h5_major = 0, h5_minor = 0, h5_release = 0;
   H5get_libversion(&h5_major, &h5_minor, &h5_release);
@@ -105,9 +87,7 @@ void print_versions(const World& w) {
 
 // Rank 0: judges every rank's topology, prints each warning with its fix, and
 // returns their number.
-int report_placement(const std::vector<std::string>& encoded) {
-  std::vector<RankTopology> ranks;
-  for (const auto& text : encoded) ranks.push_back(decode_rank_topology(text));
+int report_placement(const std::vector<RankTopology>& ranks) {
   const auto warnings = check_placement(ranks);
   for (const auto& warning : warnings) log::info("placement warning: " + warning.text());
   log::info(warnings.empty() ? std::string("placement: no problems found")
@@ -136,9 +116,9 @@ int run_check_env(const MpiEnvironment& env, const TrainConfig& config) {
       w.rank, w.size, w.node_index, w.num_nodes, w.local_rank, w.local_size, device_text.c_str(),
       format_cpu_list(topology.bound_cpus).c_str(), threads, topology.visible_gpus, topology.node_gpus,
       gpu >= 0 ? strprintf(" gpu_numa=%d", topology.gpu_numa).c_str() : "");
-  const auto lines = gather_to_root(env.comm(), w, line);
-  const auto problems = gather_to_root(env.comm(), w, problem);
-  const auto topologies = gather_to_root(env.comm(), w, encode(topology));
+  const auto lines = gather_strings(env.comm(), line);
+  const auto problems = gather_strings(env.comm(), problem);
+  const auto topologies = gather_topologies(env.comm(), topology);
   int failures = problem.empty() ? 0 : 1;
   MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &failures, 1, MPI_INT, MPI_SUM, env.comm()));
   int warnings = 0;

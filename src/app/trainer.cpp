@@ -7,7 +7,6 @@
 
 #include "comm/agreement.hpp"
 #include "comm/mpi_communicator.hpp"
-#include "data/distributed_sampler.hpp"
 #include "checkpoint/model_io.hpp"
 #include "optim/optimizer.hpp"
 #include "train/preemption.hpp"
@@ -47,6 +46,7 @@ Trainer::Trainer(const MpiEnvironment& env, const TrainConfig& config)
   build_model();
   build_communication(env);
   resume();
+  plan_schedule();
   open_tensorboard();
 }
 
@@ -95,12 +95,7 @@ void Trainer::load_data(const MpiEnvironment& env) {
     plan_ = make_run_plan(data_.train.size(), world_.size, config_.training, config_.data.drop_last,
                           config_.optim.warmup_epochs);
   });
-  if (placement_.device.is_cuda() && config_.data.on_device) {
-    // ~150 MB of uint8 for CIFAR-10: batches are then built on the GPU.
-    data_.train.images = data_.train.images.to(placement_.device);
-    if (data_.test.size() > 0) data_.test.images = data_.test.images.to(placement_.device);
-  }
-  schedule_ = ScheduleOptions{config_.optim.schedule, config_.optim.lr, plan_.total_steps, plan_.warmup_steps};
+  place_dataset(data_, config_.data, placement_.device);
   progress_ = std::make_unique<ProgressReporter>(plan_, world_.size, config_.output.log_every, world_.rank == 0);
 }
 
@@ -117,11 +112,11 @@ void Trainer::build_model() {
     format_ = torch::MemoryFormat::ChannelsLast;  // weights here, batches in the loader
     set_memory_format(*model_, format_);
   }
+  loader_options_ = loader_options(config_.data, placement_.device, data_.normalization,
+                                   static_cast<uint64_t>(config_.training.seed), format_);
   const std::vector<ParameterGroup> groups = model_->parameter_groups();
   parameters_ = trainable_parameters(groups);
-  OptimConfig optim = config_.optim;
-  optim.fused = optim.fused || config_.runtime.cuda_graphs;  // a graph captures only the graph-safe optimiser
-  optimizer_ = std::make_unique<Optimizer>(optim, groups);
+  optimizer_ = std::make_unique<Optimizer>(built_optimizer_config(config_), groups);
   lookahead_ = std::make_unique<Lookahead>(*model_, config_.optim.lookahead_every, plan_.total_steps);
 }
 
@@ -167,8 +162,6 @@ void Trainer::resume() {
     if (!note.empty()) log::info(note);
   }
   if (run.reshaped) count_steps_from(position_);
-  schedule_ = ScheduleOptions{config_.optim.schedule, config_.optim.lr * lr_scale(run), plan_.total_steps,
-                              plan_.warmup_steps};
   lookahead_->set_total_steps(plan_.total_steps);
   resumed_loss_ = std::array<double, 2>{checkpoint->epoch_loss_sum, checkpoint->epoch_loss_count};
   guard_.restore_skipped(checkpoint->skipped_steps);
@@ -204,7 +197,8 @@ void Trainer::adopt_resumed_shape(const RunIdentity& run) {
 void Trainer::count_steps_from(const TrainingPosition& position) {
   const long steps_before = plan_.total_steps;
   const long left_in_epoch = position.epoch < plan_.epochs
-                                 ? (epoch_batches() - position.batch_in_epoch + plan_.accumulate - 1) / plan_.accumulate
+                                 ? (epoch_shard().batches() - position.batch_in_epoch + plan_.accumulate - 1) /
+                                       plan_.accumulate
                                  : 0;
   const long later_epochs = std::max(0, plan_.epochs - position.epoch - 1);
   plan_.total_steps = position.step + std::max(0L, left_in_epoch) + later_epochs * plan_.steps_per_epoch;
@@ -212,6 +206,14 @@ void Trainer::count_steps_from(const TrainingPosition& position) {
   if (world_.rank == 0 && plan_.total_steps != steps_before)
     log::info(strprintf("the run now has %ld optimiser steps (%ld per epoch on %d ranks from the next epoch on)",
                         plan_.total_steps, plan_.steps_per_epoch, world_.size));
+}
+
+// After resume(), when the plan's length is final: --lr, scaled after an
+// --elastic-batch per-rank resume (the checkpointer's run says by how much;
+// exactly 1 otherwise), over the run's optimiser steps.
+void Trainer::plan_schedule() {
+  schedule_ = ScheduleOptions{config_.optim.schedule, config_.optim.lr * lr_scale(checkpoints_->run()),
+                              plan_.total_steps, plan_.warmup_steps};
 }
 
 // After resume(): a resumed run's events continue from its checkpoint's step.
@@ -289,61 +291,11 @@ bool Trainer::preempted_before_first_step() {
   return true;
 }
 
-bool Trainer::elastic_epoch() const { return position_.order_world_size != 0; }
-
-int64_t Trainer::epoch_position() const {
-  return position_.batch_origin + static_cast<int64_t>(position_.batch_in_epoch) * plan_.batch_size * world_.size;
-}
-
-// In an elastic epoch: this run's micro-batches, from the origin to where the
-// run that began the epoch ends it.
-long Trainer::epoch_batches() const {
-  if (!elastic_epoch()) return plan_.batches_per_epoch;
-  const int64_t end = epoch_end(data_.train.size(), position_.order_world_size, position_.order_batch_size,
-                                config_.data.drop_last);
-  const int64_t micro = static_cast<int64_t>(plan_.batch_size) * world_.size;
-  return static_cast<long>((end - position_.batch_origin + micro - 1) / micro);
-}
-
-// Ordinarily this rank's DistributedSampler shard (the loader skips the
-// batches already done). In an elastic epoch, the rest of the order the
-// beginning run's world size set, from its global position, re-sharded so
-// that the ranks' micro-batch m together trains the next block of the order.
-std::vector<int64_t> Trainer::epoch_indices() const {
-  const DataConfig& d = config_.data;
-  SamplerOptions sampler{data_.train.size(), world_.size,       world_.rank, static_cast<uint64_t>(d.shuffle_seed),
-                         position_.epoch,    d.shuffle,          d.drop_last};
-  if (!elastic_epoch()) return distributed_sampler_indices(sampler);
-  sampler.world_size = position_.order_world_size;
-  sampler.rank = 0;
-  return resharded_indices(sampler, position_.order_batch_size, epoch_position(),
-                           static_cast<int64_t>(plan_.batch_size) * world_.size, world_.size, world_.rank);
-}
-
-BatchLoader Trainer::make_loader() const {
-  const DataConfig& d = config_.data;
-  LoaderOptions o;
-  o.normalization = data_.normalization;
-  o.augment = d.augment;
-  o.pad = d.crop_pad;
-  o.padding = d.crop_padding;
-  o.flip = d.flip;
-  o.seed = static_cast<uint64_t>(config_.training.seed);
-  o.rank = world_.rank;
-  o.epoch = position_.epoch;
-  o.drop_last = d.drop_last;
-  o.prefetch_depth = static_cast<size_t>(d.prefetch_batches);
-  o.memory_format = format_;
-  o.start_batch = position_.batch_in_epoch;  // not 0 when resuming mid-epoch
-  if (elastic_epoch()) {
-    // The indices hold only the rest of the epoch. Augmentation: a stream of
-    // its own per (seed, rank, epoch, global position) — reproducible, but
-    // not the crops the writing ranks would have drawn (docs/checkpoint.md).
-    o.start_batch = 0;
-    o.stream = static_cast<uint64_t>(epoch_position()) + 1;
-    o.drop_last = false;  // the indices end where the beginning run's epoch ends, a short last micro-batch included
-  }
-  return BatchLoader(data_.train, epoch_indices(), plan_.batch_size, o, placement_.device);
+// Where the run stands in its epoch, for the data path to decide the rest.
+EpochShard Trainer::epoch_shard() const {
+  const EpochPlace place{position_.epoch, position_.batch_in_epoch, position_.order_world_size,
+                         position_.order_batch_size, position_.batch_origin};
+  return EpochShard(config_.data, data_.train.size(), world_.size, world_.rank, plan_.batch_size, place);
 }
 
 bool Trainer::train_epoch() {
@@ -356,8 +308,9 @@ bool Trainer::train_epoch() {
   resumed_loss_.reset();
   progress_->start_epoch();
   profile_.start_epoch();
-  BatchLoader loader = make_loader();
-  const long batches = epoch_batches();
+  const EpochShard shard = epoch_shard();
+  BatchLoader loader = shard.loader(data_.train, loader_options_, placement_.device);
+  const long batches = shard.batches();
   while (auto batch = loader.next()) {
     profile_.end(StepProfile::kData);
     const bool ends_step = plan_.ends_step(position_.batch_in_epoch, batches);
@@ -461,7 +414,7 @@ void Trainer::end_epoch() {
   if (config_.runtime.profile) profile_.report(*comm_, epoch_.epoch, world_.num_nodes == 1);
   // A run stopped by --max-steps mid-epoch continues in this epoch.
   // The next epoch follows this world size's sampler (order_world_size 0).
-  if (position_.batch_in_epoch >= epoch_batches()) position_ = {position_.epoch + 1, 0, position_.step, 0};
+  if (position_.batch_in_epoch >= epoch_shard().batches()) position_ = {position_.epoch + 1, 0, position_.step, 0};
   const bool run_ends = position_.epoch == plan_.epochs || plan_.finished(position_.step);
   EpochMetrics row = epoch_metrics(seconds, evaluate_if_due(run_ends));
   check_target(row);

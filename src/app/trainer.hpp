@@ -30,6 +30,7 @@
 #include "config/train_config.hpp"
 #include "data/batch_loader.hpp"
 #include "data/dataset.hpp"
+#include "data/epoch_shard.hpp"
 #include "model/model.hpp"
 #include "mpi/mpi_env.hpp"
 #include "checkpoint/checkpoint.hpp"
@@ -86,6 +87,7 @@ class Trainer {
   void resume();
   void adopt_resumed_shape(const RunIdentity& run);
   void count_steps_from(const TrainingPosition& position);
+  void plan_schedule();
   void open_tensorboard();
   void announce() const;
   int report_already_finished() const;
@@ -107,13 +109,9 @@ class Trainer {
   void save_outputs();
   void check_state_before_write();
 
-  BatchLoader make_loader() const;
-  // Elastic resume: the rest of an epoch that another world size or batch
-  // began keeps that run's sample order and end.
-  bool elastic_epoch() const;
-  int64_t epoch_position() const;  // samples of the epoch's global order trained
-  long epoch_batches() const;  // micro-batches in this epoch
-  std::vector<int64_t> epoch_indices() const;  // this rank's samples for the rest of this epoch
+  // The data path of the epoch at position_ (data/epoch_shard.hpp): its
+  // samples, micro-batches and loader, resumed or elastic.
+  EpochShard epoch_shard() const;
 
   const TrainConfig& config_;
   const World& world_;
@@ -121,6 +119,7 @@ class Trainer {
   Placement placement_;
   torch::MemoryFormat format_ = torch::MemoryFormat::Contiguous;
   Dataset data_;
+  LoaderOptions loader_options_;  // the run's part (data/epoch_shard.hpp); each epoch's shard adds its own
   RunPlan plan_;
   ScheduleOptions schedule_;
   std::shared_ptr<Model> model_;

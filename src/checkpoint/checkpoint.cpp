@@ -16,6 +16,7 @@
 #include <tuple>
 
 #include "comm/agreement.hpp"
+#include "comm/text_collectives.hpp"
 #include "data/distributed_sampler.hpp"
 #include "checkpoint/archive_check.hpp"
 #include "checkpoint/model_io.hpp"
@@ -205,16 +206,6 @@ std::vector<Difference> run_differences(const Checkpoint& c, const RunIdentity& 
     if (before != now) differences.push_back({key, before, now});
   }
   return differences;
-}
-
-// Rank 0's `text` on every rank of `comm`.
-std::string broadcast_text(Communicator& comm, const std::string& text) {
-  auto length = torch::tensor({static_cast<int64_t>(text.size())});
-  comm.broadcast(length, 0);
-  auto bytes = torch::zeros({length.item<int64_t>()}, torch::kUInt8);
-  if (comm.rank() == 0 && !text.empty()) std::memcpy(bytes.data_ptr(), text.data(), text.size());
-  if (bytes.numel() > 0) comm.broadcast(bytes, 0);
-  return std::string(static_cast<const char*>(bytes.data_ptr()), static_cast<size_t>(bytes.numel()));
 }
 
 }  // namespace
@@ -776,7 +767,7 @@ std::optional<Checkpoint> Checkpointer::resume() {
     path = choose_resume_path();
     check_folder_belongs_to_this_run(path);
   });
-  path = broadcast_text(control_, path);
+  path = broadcast_string(control_, path);
   if (path.empty()) return std::nullopt;
   std::optional<Checkpoint> checkpoint;
   agree_on(control_, [&] {

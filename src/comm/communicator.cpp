@@ -34,6 +34,12 @@ std::string describe(const char* operation, const torch::Tensor& tensor) {
                    dtype_name(tensor.scalar_type()).c_str(), value, unit);
 }
 
+std::string timeout_message(const std::string& what, std::chrono::milliseconds timeout) {
+  return strprintf("%s did not complete within %.1f s (--comm-timeout): another rank is stalled, dead or issued "
+                   "different collectives",
+                   what.c_str(), std::chrono::duration<double>(timeout).count());
+}
+
 void Communicator::check_tensor(const torch::Tensor& tensor, const char* operation) {
   if (!tensor.defined()) throw Error(std::string(operation) + ": undefined tensor");
   if (!tensor.is_contiguous()) throw Error(describe(operation, tensor) + ": tensor must be contiguous");

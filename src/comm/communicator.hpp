@@ -67,5 +67,10 @@ class Communicator {
 // Human-readable description for error messages: "all_reduce of 1024 float32 (4.0 KiB)".
 std::string describe(const char* operation, const torch::Tensor& tensor);
 std::string dtype_name(torch::ScalarType t);  // "float32", "bfloat16", ...
+// The one report of a collective that outlived --comm-timeout, for every
+// backend and for both the waiting caller and the watchdog: "<what> did not
+// complete within 3.0 s (--comm-timeout): another rank is stalled, ...".
+// tests/robustness/rank_stalled.sh matches it.
+std::string timeout_message(const std::string& what, std::chrono::milliseconds timeout);
 
 }  // namespace cifar

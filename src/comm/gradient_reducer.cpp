@@ -1,6 +1,7 @@
 // Bucketed, overlapped gradient averaging (see gradient_reducer.hpp).
 #include "comm/gradient_reducer.hpp"
 
+#include <algorithm>
 #include <map>
 
 #include "util/error.hpp"
@@ -8,22 +9,38 @@
 
 namespace cifar {
 
-std::vector<std::vector<size_t>> plan_buckets(const std::vector<size_t>& param_bytes, const BucketOptions& options) {
+std::vector<std::vector<size_t>> plan_buckets(const std::vector<size_t>& param_bytes,
+                                              const std::vector<torch::ScalarType>& param_dtypes,
+                                              const BucketOptions& options) {
+  CIFAR_CHECK(param_dtypes.size() == param_bytes.size(), Error,
+              strprintf("plan_buckets: %zu dtypes for %zu parameters", param_dtypes.size(), param_bytes.size()));
+  struct Open {
+    std::vector<size_t> members;
+    size_t bytes = 0;
+    bool first = true;  // this dtype's first bucket: the small one
+  };
+  std::map<torch::ScalarType, Open> open;  // one filling bucket per dtype
   std::vector<std::vector<size_t>> plan;
-  std::vector<size_t> current;
-  size_t current_bytes = 0;
   for (size_t k = param_bytes.size(); k-- > 0;) {
-    current.push_back(k);
-    current_bytes += param_bytes[k];
-    const size_t limit = plan.empty() ? options.first_bucket_bytes : options.bucket_bytes;
-    if (current_bytes >= limit) {
-      plan.push_back(std::move(current));
-      current.clear();
-      current_bytes = 0;
+    Open& bucket = open[param_dtypes[k]];
+    bucket.members.push_back(k);
+    bucket.bytes += param_bytes[k];
+    if (bucket.bytes >= (bucket.first ? options.first_bucket_bytes : options.bucket_bytes)) {
+      plan.push_back(std::move(bucket.members));
+      bucket.members.clear();
+      bucket.bytes = 0;
+      bucket.first = false;
     }
   }
-  if (!current.empty()) plan.push_back(std::move(current));
+  for (auto& [dtype, bucket] : open)
+    if (!bucket.members.empty()) plan.push_back(std::move(bucket.members));
+  // Members run from high to low index, so back() is where backward completes the bucket.
+  std::stable_sort(plan.begin(), plan.end(), [](const auto& a, const auto& b) { return a.back() > b.back(); });
   return plan;
+}
+
+std::vector<std::vector<size_t>> plan_buckets(const std::vector<size_t>& param_bytes, const BucketOptions& options) {
+  return plan_buckets(param_bytes, std::vector<torch::ScalarType>(param_bytes.size(), torch::kFloat32), options);
 }
 
 void broadcast_coalesced(Communicator& comm, const std::vector<torch::Tensor>& tensors, int root) {
@@ -84,15 +101,19 @@ GradientReducer::GradientReducer(std::vector<torch::Tensor> parameters, std::vec
   broadcast_coalesced(comm_, state, 0);
 
   std::vector<size_t> bytes;
-  for (const auto& p : params_) bytes.push_back(static_cast<size_t>(p.numel() * p.element_size()));
-  plan_ = plan_buckets(bytes, options);
+  std::vector<torch::ScalarType> dtypes;
+  for (const auto& p : params_) {
+    bytes.push_back(static_cast<size_t>(p.numel() * p.element_size()));
+    dtypes.push_back(p.scalar_type());
+  }
+  plan_ = plan_buckets(bytes, dtypes, options);
 
   slots_.resize(params_.size());
   bucket_of_.resize(params_.size());
   for (size_t b = 0; b < plan_.size(); ++b) {
     int64_t numel = 0;
     for (size_t k : plan_[b]) numel += params_[k].numel();
-    buckets_.push_back(torch::zeros({numel}, params_[plan_[b].front()].options()));
+    buckets_.push_back(torch::zeros({numel}, params_[plan_[b].front()].options()));  // the bucket's one dtype
     int64_t offset = 0;
     for (size_t k : plan_[b]) {
       slots_[k] = buckets_[b].narrow(0, offset, params_[k].numel()).view(params_[k].sizes());

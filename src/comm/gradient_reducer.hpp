@@ -5,9 +5,9 @@
 //
 // How: at construction, parameters and buffers are broadcast from rank 0 and
 // every rank's parameter shapes are checked against rank 0's. Gradients are
-// packed into flat buckets (first ~1 MiB so communication starts early, the
-// rest ~25 MiB), filled in reverse parameter order — the order in which
-// backward produces them. A hook on each parameter copies its gradient into
+// packed into flat buckets of one dtype each (first ~1 MiB so communication
+// starts early, the rest ~25 MiB), filled in reverse parameter order — the
+// order in which backward produces them. A hook on each parameter copies its gradient into
 // its bucket slot; when a bucket's last gradient arrives, its asynchronous
 // all-reduce starts, overlapping the rest of backward. finish() waits for all
 // buckets and writes the averages back into .grad.
@@ -39,6 +39,18 @@ struct BucketOptions {
 // Which parameters go in which bucket: indices into the parameter list,
 // buckets filled in reverse parameter order; a bucket closes once it reaches
 // its size limit (PyTorch's rule). Pure, so tests can check it directly.
+//
+// A bucket is one flat tensor reduced in one dtype, so parameters of
+// different dtypes never share one: each dtype fills buckets of its own (its
+// first one up to first_bucket_bytes, as PyTorch's DDP does per dtype), and
+// the buckets are numbered in the order backward completes them (by the
+// lowest parameter index each holds, highest first), so launching them in
+// index order never holds back a complete bucket behind a later one. For a
+// model of one dtype this is exactly the plan without dtypes.
+std::vector<std::vector<size_t>> plan_buckets(const std::vector<size_t>& param_bytes,
+                                              const std::vector<torch::ScalarType>& param_dtypes,
+                                              const BucketOptions& options);
+// All parameters of one dtype.
 std::vector<std::vector<size_t>> plan_buckets(const std::vector<size_t>& param_bytes, const BucketOptions& options);
 
 class GradientReducer {

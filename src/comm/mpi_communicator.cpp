@@ -101,9 +101,7 @@ class MpiWork final : public Work {
       : done_(std::move(done)), description_(std::move(description)), timeout_(timeout) {}
   void wait() override {
     if (done_.wait_for(timeout_) == std::future_status::timeout) {
-      throw CommTimeout(strprintf("%s did not complete within %.1f s (--comm-timeout): another rank is stalled, "
-                                  "dead or issued different collectives",
-                                  description_.c_str(), std::chrono::duration<double>(timeout_).count()));
+      throw CommTimeout(timeout_message(description_, timeout_));
     }
     done_.get();  // rethrows an MPI error from the communication thread
   }
@@ -146,10 +144,7 @@ struct MpiCommunicator::Engine {
         std::unique_lock<std::mutex> lock(self->mutex);
         for (;;) {
           if (self->inline_active && std::chrono::steady_clock::now() >= self->inline_deadline) {
-            log::error(strprintf("%s did not complete within %.1f s (--comm-timeout): another rank is stalled, "
-                                 "dead or issued different collectives; ending the job",
-                                 self->inline_description.c_str(),
-                                 std::chrono::duration<double>(self->inline_timeout).count()));
+            log::error(timeout_message(self->inline_description, self->inline_timeout) + "; ending the job");
             MpiEnvironment::abort_job(kExitCommTimeout);
           }
           if (!self->inline_active && !self->queue.empty()) break;

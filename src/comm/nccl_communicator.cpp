@@ -194,13 +194,10 @@ class NcclCommunicator final : public Communicator {
         ncclCommGetAsyncError(comm_, &async);
         const auto waited = std::chrono::steady_clock::now() - it->started;
         if (async != ncclSuccess && async != ncclInProgress) {
-          fail(it->description + " failed asynchronously: " + ncclGetErrorString(async), kExitFailure);
+          fail(it->description + " failed asynchronously: " + detail::nccl_error_text(async), kExitFailure);
         }
         if (waited > timeout_) {
-          fail(strprintf("%s did not complete within %.1f s (--comm-timeout): another rank is stalled, dead or "
-                         "issued different collectives",
-                         it->description.c_str(), std::chrono::duration<double>(timeout_).count()),
-               kExitCommTimeout);
+          fail(timeout_message(it->description, timeout_), kExitCommTimeout);
         }
         ++it;
       }

@@ -601,6 +601,12 @@ TrainConfig parse_config(int argc, const char* const argv[], const RegisteredNam
   return c;
 }
 
+OptimConfig built_optimizer_config(const TrainConfig& config) {
+  OptimConfig optim = config.optim;
+  optim.fused = optim.fused || config.runtime.cuda_graphs;
+  return optim;
+}
+
 std::vector<std::string> TrainConfig::describe() const {
   std::vector<std::string> lines;
   TrainConfig copy = *this;

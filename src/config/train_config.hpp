@@ -145,6 +145,16 @@ struct TrainConfig {
   std::vector<std::pair<std::string, std::string>> run_definition() const;
 };
 
+// Rules that derive what a run builds from several options. They apply where
+// the part is built, not to the stored options: describe() (the run log and
+// each checkpoint's config) and run_definition() keep the options as given.
+//
+// The optimiser's configuration: --fused-optimizer, forced on by
+// --cuda-graphs, since a graph captures only the graph-safe optimiser
+// (optim/fused_optimizer.hpp). --fused-optimizer does not define the run, so
+// a checkpoint resumes with or without it.
+OptimConfig built_optimizer_config(const TrainConfig& config);
+
 // Parses argv (and the INI file it names) into a validated TrainConfig.
 // Throws ConfigError on unknown options, bad types and impossible values.
 // --data comes from the command line, else from $CIFAR_DATA (where a site

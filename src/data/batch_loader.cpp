@@ -40,6 +40,14 @@ BatchLoader::BatchLoader(const Split& split, std::vector<int64_t> indices, int64
   CIFAR_CHECK(batch_size >= 1, ConfigError, strprintf("batch size %lld must be at least 1", static_cast<long long>(batch_size)));
   CIFAR_CHECK(images_.defined() && images_.scalar_type() == torch::kUInt8 && images_.dim() == 4, DataError,
               "BatchLoader needs a split with uint8 images [N,3,32,32] (use read_split)");
+  // A device without an index ("cuda") is the current one: indices are compared only when both name one.
+  const torch::Device held = images_.device();
+  const bool on_device = held.type() == device_.type() && (!held.has_index() || !device_.has_index() ||
+                                                            held.index() == device_.index());
+  CIFAR_CHECK(options_.resident ? on_device : held.is_cpu(), Error,
+              strprintf("BatchLoader: split '%s' has its images on %s, and the loader was told they are %s",
+                        split.name.c_str(), held.str().c_str(),
+                        options_.resident ? ("on " + device_.str()).c_str() : "in host memory"));
   const int64_t n = images_.size(0);
   for (int64_t i : indices) {
     CIFAR_CHECK(i >= 0 && i < n, DataError,

@@ -15,8 +15,8 @@
 // thread timing. An error in the background thread is rethrown by next().
 // For a CUDA device, batches are copied from pinned memory with non_blocking
 // (ordered on the current stream of the loader thread, the default stream).
-// GPU-resident data: when the split's images are already on the device
-// (split.images.to(device) once, ~150 MB for CIFAR-10), batches are gathered,
+// GPU-resident data (options.resident): the split's images were put on the
+// device once (place_dataset, data/dataset.hpp), and batches are gathered,
 // augmented (crop_and_flip_gather, same draws as on the CPU) and normalised
 // on the device, with no CPU work in the loop.
 #pragma once
@@ -56,6 +56,10 @@ struct LoaderOptions {
   // passes the global position + 1) draws from a stream of its own, since
   // the old ranks' streams followed shards that no longer exist.
   uint64_t stream = 0;
+  // The split's images already live on the loader's device (data_on_device,
+  // data/dataset.hpp): batches are built there. The constructor refuses a
+  // split that is not where this says, instead of guessing the path.
+  bool resident = false;
 };
 
 struct Batch {
@@ -81,8 +85,7 @@ class BatchLoader {
 
  private:
   std::optional<Batch> produce();  // builds the next batch (runs on the prefetch thread)
-  // The split's images were put on the device by the caller (GPU-resident data).
-  bool resident() const { return !images_.device().is_cpu(); }
+  bool resident() const { return options_.resident; }
   void skip_batches(int64_t count);  // advances to batch `count`, drawing and discarding augmentations
   AugmentDraws draw(int64_t begin, int64_t size);  // the augmentation of the batch at `begin`
 

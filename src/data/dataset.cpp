@@ -69,4 +69,12 @@ Dataset load_dataset(const DataConfig& config, SplitRequest request) {
   return d;
 }
 
+bool data_on_device(const DataConfig& config, torch::Device device) { return device.is_cuda() && config.on_device; }
+
+void place_dataset(Dataset& data, const DataConfig& config, torch::Device device) {
+  if (!data_on_device(config, device)) return;
+  data.train.images = data.train.images.to(device);
+  if (data.test.size() > 0) data.test.images = data.test.images.to(device);
+}
+
 }  // namespace cifar

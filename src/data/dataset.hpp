@@ -36,4 +36,15 @@ std::vector<std::string> dataset_names();
 // unknown dataset name.
 Dataset load_dataset(const DataConfig& config, SplitRequest request);
 
+// Where the splits' images live while a rank trains on `device`, decided
+// here once: on the GPU itself with --data-on-device (the default; ~150 MB
+// of uint8 for CIFAR-10), so that batches are gathered, augmented and
+// normalised there with no host work in the loop; else in host memory, and
+// each batch is copied over. place_dataset() puts the images there and
+// loader_options() (data/epoch_shard.hpp) tells the loader the same.
+bool data_on_device(const DataConfig& config, torch::Device device);
+// Moves the images of `data`'s splits to `device` when data_on_device says
+// so (labels stay on the host; the loader moves them with its indices).
+void place_dataset(Dataset& data, const DataConfig& config, torch::Device device);
+
 }  // namespace cifar

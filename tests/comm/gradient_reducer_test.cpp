@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <cmath>
 #include <limits>
 
 #include "comm/mpi_communicator.hpp"
@@ -146,6 +147,63 @@ TEST(BucketPlan, ReverseOrderAndSizeLimits) {
   EXPECT_EQ(plan[1], (std::vector<size_t>{0}));
   EXPECT_EQ(plan_buckets(bytes, BucketOptions{1, 1}).size(), 4u);           // one per parameter
   EXPECT_EQ(plan_buckets(bytes, BucketOptions{1 << 30, 1 << 30}).size(), 1u);  // everything in one
+}
+
+TEST(BucketPlan, DtypesNeverShareABucket) {
+  const auto f32 = torch::kFloat32, f64 = torch::kFloat64;
+  const BucketOptions roomy{size_t{1} << 30, size_t{1} << 30};
+  // One bucket per dtype, numbered as backward completes them: float64's
+  // lowest parameter (1) comes before float32's (0).
+  EXPECT_EQ(plan_buckets({4, 8, 4, 8}, {f32, f64, f32, f64}, roomy),
+            (std::vector<std::vector<size_t>>{{3, 1}, {2, 0}}));
+  // float64's only parameter is 0, the last gradient of backward: its bucket is last.
+  EXPECT_EQ(plan_buckets({8, 4, 4, 4}, {f64, f32, f32, f32}, roomy),
+            (std::vector<std::vector<size_t>>{{3, 2, 1}, {0}}));
+  // Size limits per dtype, each dtype's first bucket the small one: float32's
+  // 600 KiB + 600 KiB closes at 1 MiB; float64's 600 KiB each close alone
+  // (first bucket 512 KiB), then together (later buckets 1 MiB).
+  const BucketOptions limits{size_t{512} << 10, size_t{1} << 20};
+  EXPECT_EQ(plan_buckets({600 << 10, 600 << 10, 600 << 10, 600 << 10, 600 << 10},
+                         {f64, f64, f32, f64, f32}, limits),
+            (std::vector<std::vector<size_t>>{{4}, {3}, {2}, {1, 0}}));
+  // One dtype: the plan without dtypes, bucket for bucket.
+  const std::vector<size_t> bytes{400 << 10, 400 << 10, 4, 800 << 10};
+  for (const BucketOptions o : {BucketOptions{1 << 20, 1 << 20}, BucketOptions{1, 1}, roomy})
+    EXPECT_EQ(plan_buckets(bytes, {f64, f64, f64, f64}, o), plan_buckets(bytes, o));
+}
+
+// A model of float32 and float64 parameters. Rank r's gradient of element i
+// of parameter p is (r + 1) * g_p(i), so the average is (W + 1) / 2 * g_p(i),
+// exact in both dtypes for W = 1, 2, 4. float64's g holds 1 + 2^-40, which
+// float32 cannot: a float64 gradient averaged in a float32 bucket (the last
+// parameter, float32, gave its dtype to a shared bucket) would lose it.
+TEST(Reducer, MixedDtypesAreAveragedEachInItsOwn) {
+  const int world = comm().size(), rank = comm().rank();
+  const std::vector<torch::ScalarType> dtypes{torch::kFloat64, torch::kFloat32, torch::kFloat64, torch::kFloat32};
+  const auto g = [&](size_t p) {
+    const auto i = torch::arange(static_cast<int64_t>(p) + 2, torch::kFloat64) + 1;
+    return (dtypes[p] == torch::kFloat64 ? i * (1 + std::ldexp(1.0, -40)) : i).to(dtypes[p]);
+  };
+  for (const size_t bucket_bytes : {size_t{1} << 30, size_t{1}}) {
+    std::vector<torch::Tensor> params;
+    for (size_t p = 0; p < dtypes.size(); ++p)
+      params.push_back(torch::zeros({static_cast<int64_t>(p) + 2}, dtypes[p]).requires_grad_());
+    GradientReducer reducer(params, {}, comm(), BucketOptions{bucket_bytes, bucket_bytes});
+    EXPECT_EQ(reducer.num_buckets(), bucket_bytes > 1 ? 2u : 4u);
+    reducer.prepare_for_backward(true, 0);
+    torch::Tensor loss = torch::zeros({}, torch::kFloat64);
+    for (size_t p = 0; p < params.size(); ++p)
+      loss = loss + (params[p] * g(p) * (rank + 1)).sum().to(torch::kFloat64);
+    loss.backward();
+    reducer.finish();
+    for (size_t p = 0; p < params.size(); ++p) {
+      const torch::Tensor want = g(p) * ((world + 1) / 2.0);
+      EXPECT_EQ(params[p].grad().scalar_type(), dtypes[p]);
+      EXPECT_TRUE(torch::equal(params[p].grad(), want))
+          << "parameter " << p << " (" << dtype_name(dtypes[p]) << "), buckets of " << bucket_bytes << " B: got "
+          << params[p].grad() << " want " << want;
+    }
+  }
 }
 
 TEST(Overlap, FirstBucketLaunchesBeforeBackwardEnds) {

@@ -167,6 +167,31 @@ TEST(Config, RunDefinitionHoldsWhatChangesTheTrajectory) {
   EXPECT_NE(parse({"--lr", "0.0012345679"}).run_definition(), parse({"--lr", "0.0012345678"}).run_definition());
 }
 
+// --cuda-graphs builds the fused optimiser (a graph captures only that one),
+// and the options stay as given: the run log and checkpoints print
+// fused-optimizer = false, and it does not define the run.
+TEST(Config, CudaGraphsBuildTheFusedOptimizerWithTheOptionsAsGiven) {
+  TrainConfig c;
+  EXPECT_FALSE(built_optimizer_config(c).fused);
+  c.optim.fused = true;
+  EXPECT_TRUE(built_optimizer_config(c).fused);
+  c.optim.fused = false;
+  c.runtime.cuda_graphs = true;
+  const OptimConfig built = built_optimizer_config(c);
+  EXPECT_TRUE(built.fused);
+  EXPECT_EQ(built.optimizer, c.optim.optimizer);
+  EXPECT_EQ(built.lr, c.optim.lr);
+  EXPECT_FALSE(c.optim.fused);
+  int described = 0;
+  for (const auto& line : c.describe())
+    if (line.find(" fused-optimizer ") != std::string::npos) {
+      ++described;
+      EXPECT_NE(line.find("= false"), std::string::npos) << line;
+    }
+  EXPECT_EQ(described, 1);
+  for (const auto& [key, value] : c.run_definition()) EXPECT_NE(key, "fused-optimizer");
+}
+
 TEST(Config, LegacyLoaderThreadsStillWorks) {
   EXPECT_EQ(parse({"--loader-threads", "0"}).data.prefetch_batches, 0);
   EXPECT_EQ(parse({"--loader-threads", "1"}).data.prefetch_batches, TrainConfig{}.data.prefetch_batches);

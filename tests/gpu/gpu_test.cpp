@@ -127,6 +127,7 @@ TEST(ResidentData, GpuBatchesEqualCpuBatches) {
   opts.augment = true;
   opts.seed = 3;
   BatchLoader on_cpu(cpu, indices, 64, opts);
+  opts.resident = true;
   BatchLoader on_gpu(resident, indices, 64, opts, gpu_device());
   while (auto a = on_cpu.next()) {
     auto b = on_gpu.next();

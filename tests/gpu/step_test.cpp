@@ -70,6 +70,7 @@ BatchLoader loader(const Split& split, int64_t batch) {
   o.augment = true;
   o.seed = 5;
   o.memory_format = torch::MemoryFormat::ChannelsLast;
+  o.resident = true;  // resident_split()
   return BatchLoader(split, indices, batch, o, gpu());
 }
 
