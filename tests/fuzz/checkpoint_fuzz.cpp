@@ -131,12 +131,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   try {
     const cifar::Checkpoint c = cifar::read_checkpoint(path);
     cifar::fuzz::check_tensors(c.model_state);
-    for (const auto& t : c.lookahead_average) cifar::fuzz::check_tensors(t);
-    cifar::fuzz::check_tensors(c.cpu_rng_state);
-    cifar::fuzz::check_tensors(c.device_rng_state);
+    cifar::fuzz::check_tensors(c10::IValue(c.parts));  // the optimiser's, lookahead's and generators' entries
 
-    const bool known = cifar::fuzz::known_optimizer(c.optimizer_name);
-    cifar::fuzz::Run run(known ? c.optimizer_name : "adam", c.lookahead_average.empty() ? 0 : 1);
+    const bool known = cifar::fuzz::known_optimizer(c.run.optimizer);
+    const bool lookahead = c.parts.contains(std::string(cifar::Lookahead::kAverageKey));
+    cifar::fuzz::Run run(known ? c.run.optimizer : "adam", lookahead ? 1 : 0);
     cifar::check_resumable(c, path, run.identity);
     cifar::TrainState state = run.state();
     cifar::restore_checkpoint(c, path, state);
