@@ -13,6 +13,7 @@
 
 #include "config/train_config.hpp"
 #include "fuzz_support.hpp"
+#include "tiny_model.hpp"
 #include "model/model.hpp"
 #include "checkpoint/checkpoint.hpp"
 #include "optim/lookahead.hpp"
@@ -23,21 +24,7 @@
 namespace cifar::fuzz {
 namespace {
 
-// A model with a parameter of each kind the real ones have (weights, biases,
-// BatchNorm's float and integer buffers), small enough for seed files of a
-// few KiB.
-class TinyModel : public Model {
- public:
-  TinyModel() : Model("tiny") {
-    fc_ = register_module("fc", torch::nn::Linear(4, 3));
-    bn_ = register_module("bn", torch::nn::BatchNorm1d(3));
-  }
-  torch::Tensor forward(const torch::Tensor& x) override { return bn_(fc_(x.reshape({x.size(0), -1}).narrow(1, 0, 4))); }
-
- private:
-  torch::nn::Linear fc_{nullptr};
-  torch::nn::BatchNorm1d bn_{nullptr};
-};
+using test::TinyModel;
 
 constexpr int kWorldSize = 1;
 constexpr int kBatchSize = 2;
