@@ -7,6 +7,7 @@
 
 #include "comm/agreement.hpp"
 #include "comm/mpi_communicator.hpp"
+#include "checkpoint/messages.hpp"
 #include "checkpoint/model_io.hpp"
 #include "optim/optimizer.hpp"
 #include "train/preemption.hpp"
@@ -176,12 +177,12 @@ void Trainer::adopt_resumed_shape(const RunIdentity& run) {
   if (run.batch_size == plan_.batch_size && run.accumulate == plan_.accumulate) return;
   // The graph holds one whole optimiser step (cuda_graphs_refusal refuses --accumulate for it).
   if (config_.runtime.cuda_graphs && run.accumulate != 1)
-    fail_on_every_rank(ConfigError(strprintf("checkpoint '%s' continues on %d ranks with %d per rank x %d "
-                                             "micro-batches, and --cuda-graphs true needs whole steps of one "
-                                             "micro-batch: resume with --cuda-graphs false, or on a world size that "
-                                             "divides the global micro-batch",
-                                             checkpoints_->resumed_path().c_str(), world_.size, run.batch_size,
-                                             run.accumulate)),
+    fail_on_every_rank(ConfigError(checkpoint_message(
+                           checkpoints_->resumed_path(),
+                           strprintf(" continues on %d ranks with %d per rank x %d micro-batches, and --cuda-graphs "
+                                     "true needs whole steps of one micro-batch: resume with --cuda-graphs false, or "
+                                     "on a world size that divides the global micro-batch",
+                                     world_.size, run.batch_size, run.accumulate))),
                        world_.rank);
   TrainingConfig training = config_.training;
   training.batch_size = run.batch_size;

@@ -39,7 +39,18 @@ void Lookahead::pull(double decay) {
   }
 }
 
-void Lookahead::restore(const std::vector<torch::Tensor>& average) {
+void Lookahead::save_state(StateDict& state) const {
+  if (!enabled()) return;
+  c10::List<at::Tensor> average;
+  for (const auto& t : average_) average.push_back(t.to(torch::kCPU, /*non_blocking=*/false, /*copy=*/true));
+  state.insert(std::string(kAverageKey), average);
+}
+
+void Lookahead::restore_state(const StateDict& state) {
+  if (!enabled()) return;
+  const auto it = state.find(std::string(kAverageKey));
+  if (it == state.end()) throw CheckpointError("it has no lookahead average, but this run uses --lookahead-every");
+  const std::vector<at::Tensor> average = it->value().toTensorVector();
   CIFAR_CHECK(average.size() == average_.size(), CheckpointError,
               strprintf("the checkpoint's lookahead average has %zu tensors, this model %zu", average.size(),
                         average_.size()));

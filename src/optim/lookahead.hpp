@@ -16,11 +16,15 @@
 #include <vector>
 
 #include "model/model.hpp"
+#include "util/stateful.hpp"
 
 namespace cifar {
 
-class Lookahead {
+class Lookahead : public Stateful {
  public:
+  // Its checkpoint entry: the running average, as CPU tensors (absent when off).
+  static constexpr const char* kAverageKey = "lookahead";
+
   // every == 0: off (every call does nothing).
   Lookahead(Model& model, int every, long total_steps);
 
@@ -33,9 +37,11 @@ class Lookahead {
   // A run resumed at another world size whose plan has another length.
   void set_total_steps(long total_steps) { total_steps_ = total_steps; }
 
-  // The running average, for checkpoints (float tensors of the model's state, in state_entries() order).
+  // The running average (float tensors of the model's state, in state_entries() order).
   const std::vector<torch::Tensor>& average() const { return average_; }
-  void restore(const std::vector<torch::Tensor>& average);
+  // Both do nothing when off; on, restoring needs the average a run with it saved.
+  void save_state(StateDict& state) const override;
+  void restore_state(const StateDict& state) override;
 
  private:
   void pull(double decay);

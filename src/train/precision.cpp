@@ -58,4 +58,14 @@ bool LossScaler::unscale_and_check(const std::vector<torch::Tensor>& params) {
   return true;
 }
 
+void LossScaler::save_state(StateDict& state) const {
+  state.insert(std::string(kScaleKey), scale_);
+  state.insert(std::string(kCleanStepsKey), static_cast<int64_t>(clean_steps_));
+}
+
+void LossScaler::restore_state(const StateDict& state) {
+  restore(state.at(std::string(kScaleKey)).toDouble(),
+          static_cast<int>(state.at(std::string(kCleanStepsKey)).toInt()));
+}
+
 }  // namespace cifar

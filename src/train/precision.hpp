@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "config/choices.hpp"
+#include "util/stateful.hpp"
 
 namespace cifar {
 
@@ -29,8 +30,12 @@ class AutocastScope {
 // the averaged gradients, skip the step and halve the scale on inf/NaN, double
 // it after `growth_interval` clean steps. Every rank holds the same averaged
 // gradients, so every rank takes the same decision without communicating.
-class LossScaler {
+class LossScaler : public Stateful {
  public:
+  // Its checkpoint entries: the scale and the clean steps since it last changed.
+  static constexpr const char* kScaleKey = "loss_scale";
+  static constexpr const char* kCleanStepsKey = "loss_scale_clean_steps";
+
   explicit LossScaler(bool enabled) : enabled_(enabled) {}
   torch::Tensor scale(const torch::Tensor& loss) const { return enabled_ ? loss * scale_ : loss; }
   // Unscales gradients in place; returns false when the step must be skipped.
@@ -42,6 +47,8 @@ class LossScaler {
     scale_ = scale;
     clean_steps_ = clean_steps;
   }
+  void save_state(StateDict& state) const override;
+  void restore_state(const StateDict& state) override;
 
  private:
   bool enabled_;

@@ -131,12 +131,12 @@ TEST(CheckpointFile, RoundTripRestoresModelOptimiserScalerAndGenerator) {
   EXPECT_EQ(read.position.epoch, 3);
   EXPECT_EQ(read.position.batch_in_epoch, 5);
   EXPECT_EQ(read.position.step, 77);
-  EXPECT_EQ(read.world_size, 2);
+  EXPECT_EQ(read.run.world_size, 2);
   EXPECT_EQ(read.position.order_world_size, 2);  // the run's own order
   EXPECT_EQ(read.global_position, 5 * 8 * 2);    // 5 micro-batches of 8 per rank on 2 ranks
   EXPECT_EQ(read.epoch_loss_sum, 12.5);
   EXPECT_EQ(read.epoch_loss_count, 40);
-  EXPECT_EQ(read.config, c.describe());
+  EXPECT_EQ(read.run.config, c.describe());
 
   torch::manual_seed(2);  // a different model and generator state
   Trained b;
@@ -359,10 +359,10 @@ TEST(CheckpointFile, AnUnrecordedKeyCountsAsItsDefault) {
   LossScaler no_scaling(false);
   Checkpoint ck = capture_checkpoint(run_identity(c, 2, 300, kData), {1, 0, 10}, 0, 0,
                                      TrainState{*a.model, a.optimizer, no_scaling, torch::kCPU});
-  ck.config.erase(std::remove_if(ck.config.begin(), ck.config.end(),
+  ck.run.config.erase(std::remove_if(ck.run.config.begin(), ck.run.config.end(),
                                  [](const std::string& l) { return l.find(" label-smoothing ") != std::string::npos; }),
-                  ck.config.end());
-  ck.data_identity.clear();  // older files have none: the training-set size still counts
+                  ck.run.config.end());
+  ck.run.data_identity.clear();  // older files have none: the training-set size still counts
   check_resumable(ck, "p.pt", run_identity(c, 2, 300, kData));
   TrainConfig smoothed = c;
   smoothed.training.label_smoothing = 0.1;
@@ -427,7 +427,7 @@ TEST(CheckpointFile, DataIdentityAndSkippedStepsRoundTrip) {
   const std::string path = dir.file("c.pt");
   write_file_atomically(path, encode_checkpoint(saved));
   const Checkpoint read = read_checkpoint(path);
-  EXPECT_EQ(read.data_identity, kData);
+  EXPECT_EQ(read.run.data_identity, kData);
   EXPECT_EQ(read.skipped_steps, 4);
   // A folder given as a checkpoint is refused before anything opens it.
   expect_error([&] { read_checkpoint(dir.file("")); }, {"is a folder, not a file", "--resume takes a checkpoint file"});
@@ -482,8 +482,8 @@ TEST(CheckpointFile, Version1FilesAreReadWithTheirOwnOrderAndNewerOnesRefusedNam
   const Checkpoint two = read_checkpoint(v2);
   EXPECT_EQ(two.position.order_batch_size, 8);
   EXPECT_EQ(two.position.batch_origin, 0);
-  EXPECT_EQ(two.lr_global_batch, 16);
-  EXPECT_FALSE(two.reshaped);
+  EXPECT_EQ(two.run.lr_global_batch, 16);
+  EXPECT_FALSE(two.run.reshaped);
 
   const std::string v4 = dir.file("v4.pt");
   write_file_atomically(v4, rewritten(bytes, [](c10::impl::GenericDict& d) {
@@ -564,7 +564,7 @@ TEST(ElasticBatch, GlobalKeepsTheStepsBatchWithAccumulationPerRankScalesTheLearn
   const RunIdentity p3 = run_identity(per_rank, 3, 120, kData);
   check_resumable(ck, "p.pt", p3);
   EXPECT_EQ(resumed_step_shape(ck, "p.pt", p3), (StepShape{2, 3, 3}));
-  EXPECT_EQ(ck.lr_global_batch, 24);
+  EXPECT_EQ(ck.run.lr_global_batch, 24);
   const RunIdentity continued = continued_run(ck, "p.pt", p3);
   EXPECT_DOUBLE_EQ(lr_scale(continued), 0.75);
   EXPECT_TRUE(continued.reshaped);

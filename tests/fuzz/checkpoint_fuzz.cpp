@@ -13,6 +13,7 @@
 
 #include "config/train_config.hpp"
 #include "fuzz_support.hpp"
+#include "tiny_model.hpp"
 #include "model/model.hpp"
 #include "checkpoint/checkpoint.hpp"
 #include "optim/lookahead.hpp"
@@ -23,21 +24,7 @@
 namespace cifar::fuzz {
 namespace {
 
-// A model with a parameter of each kind the real ones have (weights, biases,
-// BatchNorm's float and integer buffers), small enough for seed files of a
-// few KiB.
-class TinyModel : public Model {
- public:
-  TinyModel() : Model("tiny") {
-    fc_ = register_module("fc", torch::nn::Linear(4, 3));
-    bn_ = register_module("bn", torch::nn::BatchNorm1d(3));
-  }
-  torch::Tensor forward(const torch::Tensor& x) override { return bn_(fc_(x.reshape({x.size(0), -1}).narrow(1, 0, 4))); }
-
- private:
-  torch::nn::Linear fc_{nullptr};
-  torch::nn::BatchNorm1d bn_{nullptr};
-};
+using test::TinyModel;
 
 constexpr int kWorldSize = 1;
 constexpr int kBatchSize = 2;
@@ -131,12 +118,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   try {
     const cifar::Checkpoint c = cifar::read_checkpoint(path);
     cifar::fuzz::check_tensors(c.model_state);
-    for (const auto& t : c.lookahead_average) cifar::fuzz::check_tensors(t);
-    cifar::fuzz::check_tensors(c.cpu_rng_state);
-    cifar::fuzz::check_tensors(c.device_rng_state);
+    cifar::fuzz::check_tensors(c10::IValue(c.parts));  // the optimiser's, lookahead's and generators' entries
 
-    const bool known = cifar::fuzz::known_optimizer(c.optimizer_name);
-    cifar::fuzz::Run run(known ? c.optimizer_name : "adam", c.lookahead_average.empty() ? 0 : 1);
+    const bool known = cifar::fuzz::known_optimizer(c.run.optimizer);
+    const bool lookahead = c.parts.contains(std::string(cifar::Lookahead::kAverageKey));
+    cifar::fuzz::Run run(known ? c.run.optimizer : "adam", lookahead ? 1 : 0);
     cifar::check_resumable(c, path, run.identity);
     cifar::TrainState state = run.state();
     cifar::restore_checkpoint(c, path, state);

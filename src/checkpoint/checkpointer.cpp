@@ -1,0 +1,193 @@
+// The checkpoint policy (see checkpointer.hpp).
+#include "checkpoint/checkpointer.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <regex>
+#include <tuple>
+
+#include "comm/agreement.hpp"
+#include "comm/text_collectives.hpp"
+#include "train/preemption.hpp"
+#include "util/atomic_file.hpp"
+#include "util/error.hpp"
+#include "util/log.hpp"
+#include "util/paths.hpp"
+
+namespace cifar {
+namespace {
+
+const std::regex kNamePattern(R"(ckpt-e(\d+)-s(\d+)\.pt)");
+
+}  // namespace
+
+std::string checkpoint_file_name(const TrainingPosition& position) {
+  return strprintf("ckpt-e%04d-s%06ld.pt", position.epoch, position.step);
+}
+
+bool is_checkpoint_file_name(const std::string& name) { return std::regex_match(name, kNamePattern); }
+
+std::vector<std::string> list_checkpoints(const std::string& folder) {
+  struct Entry {
+    long step;
+    long epoch;
+    std::string path;
+  };
+  std::vector<Entry> entries;
+  if (!paths::is_directory(folder)) return {};
+  for (const std::string& name : paths::list(folder)) {
+    std::smatch m;
+    const std::string path = paths::join(folder, name);
+    if (std::regex_match(name, m, kNamePattern) && paths::is_regular_file(path))
+      entries.push_back({std::stol(m[2]), std::stol(m[1]), path});
+  }
+  std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
+    return std::tie(a.step, a.epoch, a.path) > std::tie(b.step, b.epoch, b.path);
+  });
+  std::vector<std::string> paths;
+  for (auto& e : entries) paths.push_back(std::move(e.path));
+  return paths;
+}
+
+void prune_checkpoints(const std::string& folder, int keep) {
+  const auto paths = list_checkpoints(folder);
+  for (size_t i = static_cast<size_t>(std::max(keep, 0)); i < paths.size(); ++i) {
+    if (std::remove(paths[i].c_str()) != 0)
+      log::warn("cannot delete old checkpoint " + paths[i] + ": " + std::strerror(errno));
+  }
+}
+
+Checkpointer::Checkpointer(const CheckpointConfig& config, RunIdentity run, TrainState state, Communicator& control,
+                           std::function<void()> before_write)
+    : config_(config), run_(std::move(run)), state_(state), control_(control), before_write_(std::move(before_write)) {}
+
+namespace {
+
+// The first of `paths` (newest first) that reads as a checkpoint, or "" when
+// none does; each unreadable one is warned about and added to `reasons`.
+std::string newest_readable(const std::vector<std::string>& paths, std::string* reasons) {
+  for (const auto& path : paths) {
+    try {
+      read_checkpoint(path);
+      return path;
+    } catch (const CheckpointError& e) {
+      log::warn(std::string("skipping ") + e.what());
+      *reasons += std::string("\n  ") + e.what();
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
+// Rank 0's choice: --resume PATH as given; --resume auto the newest file in
+// --checkpoint-dir that reads as a checkpoint (unreadable ones are skipped
+// with a warning, all unreadable is an error); "" for a fresh start.
+std::string Checkpointer::choose_resume_path() const {
+  using Kind = ResumeRequest::Kind;
+  if (config_.resume.kind == Kind::None) return "";
+  if (config_.resume.kind == Kind::Path) return config_.resume.path;
+  const auto paths = list_checkpoints(config_.dir);
+  if (paths.empty()) {
+    log::info("--resume auto: no checkpoint in " + config_.dir + "; starting afresh");
+    return "";
+  }
+  std::string reasons;
+  const std::string path = newest_readable(paths, &reasons);
+  if (path.empty())
+    throw CheckpointError("--resume auto: none of the " + std::to_string(paths.size()) + " checkpoint(s) in " +
+                          config_.dir + " is readable:" + reasons);
+  return path;
+}
+
+// A --checkpoint-dir holds the checkpoints of one run, so that pruning (the
+// newest --keep-checkpoints stay) never deletes another run's files and
+// --resume auto never picks up another run. A run that does not continue the
+// folder's run is refused before it trains.
+void Checkpointer::check_folder_belongs_to_this_run(const std::string& resume_path) const {
+  if (!config_.enabled() || config_.resume.kind == ResumeRequest::Kind::Auto) return;  // auto: checked on resume
+  const auto existing = list_checkpoints(config_.dir);
+  if (existing.empty()) return;
+  if (resume_path.empty())
+    throw ConfigError(strprintf("--checkpoint-dir %s already holds %zu checkpoint(s) of an earlier run (newest %s); "
+                                "continue that run with --resume auto, or start this one in another (empty) "
+                                "--checkpoint-dir: a run never writes or prunes beside another run's checkpoints",
+                                config_.dir.c_str(), existing.size(), paths::file_name(existing.front()).c_str()));
+  std::string reasons;
+  const std::string newest = newest_readable(existing, &reasons);
+  if (!newest.empty()) check_resumable(read_checkpoint(newest), newest, run_);
+}
+
+std::optional<Checkpoint> Checkpointer::resume() {
+  std::string path;
+  agree_on(control_, [&] {
+    if (control_.rank() != 0) return;
+    path = choose_resume_path();
+    check_folder_belongs_to_this_run(path);
+  });
+  path = broadcast_string(control_, path);
+  if (path.empty()) return std::nullopt;
+  std::optional<Checkpoint> checkpoint;
+  agree_on(control_, [&] {
+    checkpoint = read_checkpoint(path);
+    check_resumable(*checkpoint, path, run_);
+    restore_checkpoint(*checkpoint, path, state_);
+  });
+  // Every rank: the same checkpoint and world, the same verdict (checked above).
+  run_ = continued_run(*checkpoint, path, run_);
+  if (control_.rank() == 0) {
+    const auto& p = checkpoint->position;
+    log::info(strprintf("resumed from checkpoint %s: epoch %d, %ld batch(es) of it done, step %ld", path.c_str(),
+                        p.epoch, p.batch_in_epoch, p.step));
+    const std::string note = length_change_note(*checkpoint, run_);
+    if (!note.empty()) log::warn(note);
+  }
+  resumed_path_ = path;
+  last_written_ = path;
+  return checkpoint;
+}
+
+void Checkpointer::save(const TrainingPosition& position, double loss_sum, double loss_count) {
+  const std::string path = paths::join(config_.dir, checkpoint_file_name(position));
+  if (path == last_written_) return;  // this exact state is on disk already
+  if (before_write_) before_write_();
+  agree_on(control_, [&] {
+    if (control_.rank() != 0) return;  // every rank holds the same state; the others wait here
+    // A folder that cannot be made is reported by the write below, with the file's name.
+    paths::create_directories(config_.dir);
+    write_file_atomically(path, encode_checkpoint(capture_checkpoint(run_, position, loss_sum, loss_count, state_)));
+    prune_checkpoints(config_.dir, config_.keep);
+    log::info(strprintf("checkpoint %s (epoch %d, batch %ld, step %ld)", path.c_str(), position.epoch,
+                        position.batch_in_epoch, position.step));
+  });
+  last_written_ = path;
+}
+
+int Checkpointer::at_step_boundary(const TrainingPosition& position, const torch::Tensor& epoch_loss) {
+  if (!config_.enabled()) return 0;
+  const int signal = preemption_agreed(control_);
+  const bool due = config_.every_steps > 0 && position.step % config_.every_steps == 0;
+  if (signal == 0 && !due) return 0;
+  auto loss = epoch_loss.to(torch::kCPU, /*non_blocking=*/false, /*copy=*/true);
+  control_.all_reduce(loss, ReduceOp::Sum);
+  save(position, loss[0].item<double>(), loss[1].item<double>());
+  if (signal != 0 && control_.rank() == 0)
+    log::info(strprintf("preempted by %s: stopping at step %ld with checkpoint %s; exit code %d (resume with "
+                        "--resume auto)",
+                        signal_name(signal), position.step, last_written_.c_str(), kExitPreempted));
+  return signal;
+}
+
+void Checkpointer::at_epoch_end(const TrainingPosition& position, const torch::Tensor& epoch_loss, bool last) {
+  if (!config_.enabled()) return;
+  const bool due = config_.every_epochs > 0 && position.epoch % config_.every_epochs == 0 &&
+                   position.batch_in_epoch == 0;
+  if (!due && !last) return;
+  // At an epoch boundary the next epoch's loss sums start from zero.
+  const auto loss = position.batch_in_epoch == 0 ? torch::zeros({2}, torch::kFloat64) : epoch_loss.cpu();
+  save(position, loss[0].item<double>(), loss[1].item<double>());
+}
+
+}  // namespace cifar

@@ -1,0 +1,83 @@
+// The checkpoint policy: file names in --checkpoint-dir and pruning, when to
+// write (every N steps or epochs, at the end, when preempted), writing
+// collectively, and --resume none|auto|PATH. Files are
+// <checkpoint-dir>/ckpt-e<epoch>-s<step>.pt (epoch: the one the run
+// continues in), written by rank 0 atomically (util/atomic_file.hpp).
+// See docs/checkpoint.md.
+#pragma once
+
+#include <torch/torch.h>
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "checkpoint/format.hpp"
+#include "checkpoint/resume.hpp"
+#include "checkpoint/train_state.hpp"
+#include "comm/communicator.hpp"
+#include "config/train_config.hpp"
+
+namespace cifar {
+
+// "ckpt-e0001-s000123.pt"
+std::string checkpoint_file_name(const TrainingPosition& position);
+// Whether `name` (no folder) is such a name.
+bool is_checkpoint_file_name(const std::string& name);
+// Checkpoint files in `folder` named by checkpoint_file_name(), newest first
+// (highest step, then highest epoch). A missing folder has none.
+std::vector<std::string> list_checkpoints(const std::string& folder);
+// Deletes all but the newest `keep` of list_checkpoints(folder).
+void prune_checkpoints(const std::string& folder, int keep);
+
+// The trainer's side: decides when to write, writes collectively, resumes.
+// Collectives go over `control`, the job's host communicator, so deciding
+// costs no GPU synchronisation.
+class Checkpointer {
+ public:
+  // `before_write` runs on every rank before every checkpoint is written (the
+  // divergence guard: it may end the run instead).
+  Checkpointer(const CheckpointConfig& config, RunIdentity run, TrainState state, Communicator& control,
+               std::function<void()> before_write);
+
+  // --resume none|auto|PATH: restores the chosen checkpoint on every rank and
+  // returns it (its model and optimiser state already applied), or nullopt
+  // for a fresh start. A --checkpoint-dir holds one run's checkpoints: a run
+  // that does not continue that run is refused (--resume none into a folder
+  // with checkpoints, or a PATH beside another run's files). Collective; an
+  // error stops every rank.
+  std::optional<Checkpoint> resume();
+  // The checkpoint resume() restored ("" before, or for a fresh start).
+  const std::string& resumed_path() const { return resumed_path_; }
+  // The run as it trains and records itself in its checkpoints: after
+  // resume(), its step shape as resumed_step_shape() chose it, --lr's global
+  // batch and whether the shape ever changed, as continued.
+  const RunIdentity& run() const { return run_; }
+
+  // At every optimiser-step boundary (collective): writes a checkpoint when
+  // --checkpoint-every-steps is due or a preemption signal reached any rank.
+  // `epoch_loss` is this rank's [sum, count] of the epoch so far. Returns the
+  // signal number when the run must stop (exit code 3), else 0.
+  int at_step_boundary(const TrainingPosition& position, const torch::Tensor& epoch_loss);
+
+  // After an epoch's evaluation and metrics (collective): writes a checkpoint
+  // when --checkpoint-every-epochs is due or `last` (the run's end).
+  // `epoch_loss` is the epoch's [sum, count], already summed over ranks.
+  void at_epoch_end(const TrainingPosition& position, const torch::Tensor& epoch_loss, bool last);
+
+ private:
+  void save(const TrainingPosition& position, double loss_sum, double loss_count);
+  std::string choose_resume_path() const;
+  void check_folder_belongs_to_this_run(const std::string& resume_path) const;
+
+  const CheckpointConfig& config_;
+  RunIdentity run_;
+  TrainState state_;
+  Communicator& control_;
+  std::function<void()> before_write_;
+  std::string resumed_path_;
+  std::string last_written_;
+};
+
+}  // namespace cifar
