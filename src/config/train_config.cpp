@@ -8,6 +8,7 @@
 #include <boost/program_options.hpp>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -295,7 +296,13 @@ constexpr const char* kLegacyLoaderThreads = "loader-threads";
 struct Options {
   po::options_description all{"Options (also valid as `key = value` lines in the --config INI file)"};
   std::map<std::string, Section> section_of;
+  std::vector<std::string> keys;  // the sections' options, in --help order: what a file may set
 };
+
+// Options only the command line takes: what to do instead of training and
+// which file to read. A file setting them was taken at its word
+// (`check-env = true` turned a run into a check) or ignored (`config`).
+constexpr const char* kCommandLineOnly[] = {"help", "config", "check-env", "strict"};
 
 std::unique_ptr<Options> make_options(TrainConfig& c, const RegisteredNames& names) {
   auto o = std::make_unique<Options>();
@@ -303,7 +310,8 @@ std::unique_ptr<Options> make_options(TrainConfig& c, const RegisteredNames& nam
   general.add_options()("help,h", po::bool_switch(&c.help), "print this help and exit")(
       "config", po::value<std::string>(&c.config_file),
       "INI file of options, or an installed config by name (default, resnet18, smoke, speed94); the command "
-      "line wins")(
+      "line wins, and the file's values are checked all the same. --help, --config, --check-env and --strict "
+      "are command-line options only")(
       "check-env", po::bool_switch(&c.check_env),
       "print each rank's placement, the library versions and a warning with its fix for each placement problem, "
       "then exit (non-zero if the world cannot train)")(
@@ -316,6 +324,7 @@ std::unique_ptr<Options> make_options(TrainConfig& c, const RegisteredNames& nam
     using T = std::decay_t<decltype(field)>;
     groups.at(section).add_options()(name, po::value<T>(&field)->default_value(field, text(field)), help.c_str());
     o->section_of[name] = section;
+    o->keys.push_back(name);
   });
   for (const auto& s : kSections) o->all.add(groups.at(s.section));
   po::options_description legacy("Kept for older command lines");
@@ -365,9 +374,86 @@ std::string trim(const std::string& s) {
   return s.substr(b, s.find_last_not_of(" \t\r") - b + 1);
 }
 
-// The INI file as flat `key = value` lines for Boost. A `[section]` header is
-// optional; under one, every key must belong to that section, so a file that
-// groups its keys is checked against the grouping.
+// Edits (insertions, deletions, substitutions, swaps of neighbours) from a to
+// b, case and '_' against '-' not counted: batch_size is one name off.
+std::size_t edit_distance(const std::string& a, const std::string& b) {
+  const auto fold = [](char ch) {
+    return ch == '_' ? '-' : static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  };
+  std::vector<std::vector<std::size_t>> d(a.size() + 1, std::vector<std::size_t>(b.size() + 1));
+  for (std::size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
+  for (std::size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i)
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const bool same = fold(a[i - 1]) == fold(b[j - 1]);
+      d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (same ? 0 : 1)});
+      if (i > 1 && j > 1 && fold(a[i - 1]) == fold(b[j - 2]) && fold(a[i - 2]) == fold(b[j - 1]))
+        d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+    }
+  return d[a.size()][b.size()];
+}
+
+// The name a mistyped one most likely meant, for "did you mean": the nearest
+// within a few edits (more for longer names), else the only name it begins,
+// which is what Boost's prefix guessing took before names had to be exact
+// (`--epoch` for --epochs); "" when none is near. Used for command-line
+// options and INI keys alike. The distance is only computed where the
+// lengths allow a match, so a huge word costs nothing.
+std::string nearest_name(const std::string& word, const std::vector<std::string>& names) {
+  const std::size_t max_edits = word.size() <= 4 ? 1 : word.size() <= 8 ? 2 : 3;
+  std::string best;
+  std::size_t best_edits = max_edits + 1;
+  for (const auto& name : names) {
+    const std::size_t gap = name.size() > word.size() ? name.size() - word.size() : word.size() - name.size();
+    if (gap > max_edits) continue;
+    const std::size_t edits = edit_distance(word, name);
+    if (edits < best_edits) best = name, best_edits = edits;
+  }
+  if (!best.empty() || word.empty()) return best;
+  for (const auto& name : names) {
+    if (name.compare(0, word.size(), word) != 0) continue;
+    if (!best.empty()) return "";  // the start of several names
+    best = name;
+  }
+  return best;
+}
+
+bool is_command_line_only(const std::string& key) {
+  return std::any_of(std::begin(kCommandLineOnly), std::end(kCommandLineOnly),
+                     [&](const char* name) { return key == name; });
+}
+
+// One `key = value` line of the file, on its own: an unknown key (with the
+// nearest one), a command-line-only option, or a value its option cannot
+// read, each named with the file's line. The value is read here because the
+// file's store skips a key the command line already set without reading its
+// value: `lr = abc` passed whenever --lr was given.
+void check_ini_line(const std::string& line, const std::string& where, const Options& options) {
+  // As Boost reads the line: it ends at '#', the key is what precedes '='.
+  const std::string content = trim(line.substr(0, line.find('#')));
+  const auto equals = content.find('=');
+  if (equals != std::string::npos) {
+    const std::string key = trim(content.substr(0, equals));
+    require(!is_command_line_only(key), where + ": '" + key + "' is a command-line option only");
+    if (!options.all.find_nothrow(key, /*approx=*/false)) {
+      const std::string hint = nearest_name(key, options.keys);
+      throw ConfigError(where + ": unknown key '" + key + "'" +
+                        (hint.empty() ? " (run cifar_mpi --help for valid keys)" : "; did you mean '" + hint + "'?"));
+    }
+  }
+  std::istringstream one(line + "\n");
+  po::variables_map scratch;  // never notified: nothing is written into the config
+  try {
+    po::store(po::parse_config_file(one, options.all, /*allow_unregistered=*/false), scratch);
+  } catch (const po::error& e) {
+    throw ConfigError(where + ": " + e.what());
+  }
+}
+
+// The INI file as flat `key = value` lines for Boost, each line checked on its
+// own first (check_ini_line). A `[section]` header is optional; under one,
+// every key must belong to that section, so a file that groups its keys is
+// checked against the grouping.
 std::string flatten_ini(const std::string& path, const std::string& text, const Options& options) {
   std::istringstream in(text);
   std::ostringstream flat;
@@ -392,6 +478,7 @@ std::string flatten_ini(const std::string& path, const std::string& text, const 
         require(s.section != it->second || section == s.key,
                 where + ": '" + key + "' belongs to section [" + s.key + "], not [" + section + "]");
     }
+    check_ini_line(t, "config file " + path + " line " + std::to_string(number), options);
     flat << t << "\n";
   }
   return flat.str();
@@ -428,6 +515,58 @@ void refuse_parser_placeholders_in_file(const std::string& path, const std::stri
   std::string line;
   for (int number = 1; std::getline(in, line); ++number)
     refuse_parser_placeholders(line, "config file " + path + ":" + std::to_string(number));
+}
+
+// Option names must be given in full: Boost's default style guesses from a
+// prefix (`--epoch 3` ran as --epochs 3), so a typo or a future option with
+// the same start could change what a command line means.
+constexpr int kCommandLineStyle = po::command_line_style::default_style & ~po::command_line_style::allow_guessing;
+
+// Unknown options are kept (allow_unregistered) to be named with the nearest
+// option by refuse_unknown_and_stray_arguments.
+po::parsed_options parse_command_line(const std::vector<std::string>& args, const Options& options) {
+  return po::command_line_parser(args).options(options.all).style(kCommandLineStyle).allow_unregistered().run();
+}
+
+std::vector<std::string> command_line_names(const Options& options) {
+  std::vector<std::string> names(std::begin(kCommandLineOnly), std::end(kCommandLineOnly));
+  names.insert(names.end(), options.keys.begin(), options.keys.end());
+  return names;
+}
+
+std::string joined(const std::vector<std::string>& tokens) {
+  std::string text;
+  for (const auto& t : tokens) text += (text.empty() ? "" : " ") + t;
+  return text;
+}
+
+// What Boost does not refuse by itself. A word no option takes (`--lr 0.1
+// 0.05`, or a bare `train`) becomes a positional argument that store() drops,
+// so the run went on as if it were not there; an unknown option is named with
+// the option it is nearest to. Unknown options first: `--epoch 3` leaves a
+// stray `3` behind, and the option is the mistake.
+void refuse_unknown_and_stray_arguments(const po::parsed_options& parsed, const Options& options) {
+  for (const auto& o : parsed.options) {
+    if (!o.unregistered) continue;
+    const std::string token = o.original_tokens.empty() ? o.string_key : o.original_tokens.front();
+    const std::string shown = token.substr(0, token.find('='));
+    const std::string hint = nearest_name(shown.substr(std::min(shown.find_first_not_of('-'), shown.size())),
+                                          command_line_names(options));
+    throw ConfigError("unknown option " + shown +
+                      (hint.empty() ? " (run cifar_mpi --help for the options)" : "; did you mean --" + hint + "?"));
+  }
+  for (std::size_t i = 0; i < parsed.options.size(); ++i) {
+    const po::option& o = parsed.options[i];
+    if (o.position_key < 0) continue;
+    const std::string word = o.original_tokens.empty() ? joined(o.value) : o.original_tokens.front();
+    if (i == 0)
+      throw ConfigError("unexpected argument '" + word +
+                        "': arguments are options, --name value or --name=value (run cifar_mpi --help for the "
+                        "options)");
+    const po::option& before = parsed.options[i - 1];
+    throw ConfigError("unexpected argument '" + word + "' after " + joined(before.original_tokens) +
+                      (before.value.empty() ? ", which takes no value" : ": each option takes one value"));
+  }
 }
 
 }  // namespace
@@ -523,7 +662,10 @@ void validate(const TrainConfig& c, const RegisteredNames& names) {
   validate_training(c.training, c.optim, names);
   validate_limits(c);
   require(c.output.log_every >= 1, "--log-every must be at least 1");
-  require(c.checkpoint.every_steps >= 0 && c.checkpoint.every_epochs >= 0, "checkpoint intervals must not be negative");
+  require(c.checkpoint.every_steps >= 0,
+          "--checkpoint-every-steps must not be negative (0: off), got " + text(c.checkpoint.every_steps));
+  require(c.checkpoint.every_epochs >= 0, "--checkpoint-every-epochs must not be negative (0: only at the end), got " +
+                                              text(c.checkpoint.every_epochs));
   require(c.checkpoint.keep >= 1, "--keep-checkpoints must be at least 1");
   validate_names_and_paths(c, names);
 }
@@ -563,13 +705,14 @@ TrainConfig parse_config(int argc, const char* const argv[], const RegisteredNam
   std::string config_path;  // the file --config named
   refuse_parser_placeholders(argc, argv);
   try {
-    po::store(po::command_line_parser(argc, argv).options(options->all).run(), vm);
+    const po::parsed_options command_line = parse_command_line({argv + 1, argv + std::max(argc, 1)}, *options);
+    refuse_unknown_and_stray_arguments(command_line, *options);
+    po::store(command_line, vm);
     // Stored after the command line and before the file: each store keeps the values already set.
     const char* data = std::getenv("CIFAR_DATA");
     if (data && *data) {
       refuse_parser_placeholders(data, "CIFAR_DATA");
-      const std::vector<std::string> from_env = {"--data", data};
-      po::store(po::command_line_parser(from_env).options(options->all).run(), vm);
+      po::store(parse_command_line({"--data", data}, *options), vm);
     }
     if (vm.count("config")) {
       config_path = resolve_config_file(vm["config"].as<std::string>(), config_folders());

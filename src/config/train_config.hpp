@@ -10,7 +10,9 @@
 // backend, dataset) are checked against the registries' names, which main
 // hands in (config/registered_names.hpp), both at parse time.
 // Unknown keys, wrong types and impossible values throw ConfigError (exit 2)
-// naming the option and the file.
+// naming the option and the file and line; option names are exact (no
+// prefixes), an unknown one is named with the nearest known one, and a word
+// no option takes is refused, not dropped.
 #pragma once
 
 #include <string>

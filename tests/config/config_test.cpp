@@ -197,12 +197,103 @@ TEST(Config, LegacyLoaderThreadsStillWorks) {
   EXPECT_EQ(parse({"--loader-threads", "1"}).data.prefetch_batches, TrainConfig{}.data.prefetch_batches);
 }
 
-TEST(Config, UnknownKeyInFileNamesFileAndKey) {
+// The message names the file, the line and, where one is near, the key meant.
+TEST(Config, UnknownKeyInFileNamesFileLineAndNearestKey) {
   const std::string ini = write_ini("epochs = 3\nlearning_rate = 0.1\n");
-  const std::string m = error_of({"--config", ini});
-  EXPECT_NE(m.find(ini), std::string::npos) << m;
-  EXPECT_NE(m.find("learning_rate"), std::string::npos) << m;
+  EXPECT_EQ(error_of({"--config", ini}),
+            "config file " + ini + " line 2: unknown key 'learning_rate' (run cifar_mpi --help for valid keys)");
   std::remove(ini.c_str());
+  const std::string near = write_ini("# a comment\n\n[training]\nepoch = 3\n");
+  EXPECT_EQ(error_of({"--config", near}),
+            "config file " + near + " line 4: unknown key 'epoch'; did you mean 'epochs'?");
+  std::remove(near.c_str());
+  const std::string underscore = write_ini("batch_size = 8  # per rank\n");
+  EXPECT_EQ(error_of({"--config", underscore}),
+            "config file " + underscore + " line 1: unknown key 'batch_size'; did you mean 'batch-size'?");
+  std::remove(underscore.c_str());
+}
+
+// What to do and which file to read are the command line's: a file's
+// `check-env = true` turned the run into a check, its `config =` was ignored.
+TEST(Config, CommandLineOnlyOptionsAreRefusedInFiles) {
+  for (const char* key : {"config", "check-env", "help", "strict"}) {
+    const std::string ini = write_ini(std::string("epochs = 3\n") + key + " = true\n");
+    EXPECT_EQ(error_of({"--config", ini}),
+              "config file " + ini + " line 2: '" + key + "' is a command-line option only");
+    std::remove(ini.c_str());
+  }
+  const std::string sectioned = write_ini("[runtime]\nthreads = 1\ncheck-env = true\n");
+  EXPECT_EQ(error_of({"--config", sectioned, "--check-env"}),
+            "config file " + sectioned + " line 3: 'check-env' is a command-line option only");
+  std::remove(sectioned.c_str());
+  // On the command line they are what they were.
+  EXPECT_TRUE(parse({"--check-env", "--strict"}).strict);
+  EXPECT_TRUE(parse({"--help"}).help);
+}
+
+// The file is the user's input too: its values are read and checked even
+// where the command line sets the same key (and wins).
+TEST(Config, FileValuesAreCheckedWhenTheCommandLineSetsThem) {
+  const std::string ini = write_ini("epochs = 3\nlr = abc\n");
+  EXPECT_EQ(error_of({"--config", ini, "--lr", "0.1"}),
+            "config file " + ini + " line 2: the argument ('abc') for option 'lr' is invalid");
+  std::remove(ini.c_str());
+  const std::string choice = write_ini("[training]\nprecision = fp8\n");
+  const std::string m = error_of({"--config", choice, "--precision", "bf16"});
+  EXPECT_EQ(m.rfind("config file " + choice + " line 2: ", 0), 0u) << m;
+  EXPECT_NE(m.find("fp32, bf16, fp16"), std::string::npos) << m;
+  std::remove(choice.c_str());
+  const std::string syntax = write_ini("epochs = 3\nlr\n");
+  EXPECT_EQ(error_of({"--config", syntax, "--lr", "0.1"}),
+            "config file " + syntax + " line 2: the options configuration file contains an invalid line 'lr'");
+  std::remove(syntax.c_str());
+  // Valid values: the command line still wins.
+  const std::string good = write_ini("epochs = 3\nlr = 0.01\n");
+  EXPECT_DOUBLE_EQ(parse({"--config", good, "--lr", "0.1"}).optim.lr, 0.1);
+  EXPECT_EQ(parse({"--config", good, "--lr", "0.1"}).training.epochs, 3);
+  std::remove(good.c_str());
+}
+
+// Boost dropped every word no option took: `--lr 0.1 0.05` trained at 0.1.
+TEST(Config, StrayArgumentsAreRefused) {
+  EXPECT_EQ(error_of({"--lr", "0.1", "0.05"}),
+            "unexpected argument '0.05' after --lr 0.1: each option takes one value");
+  EXPECT_EQ(error_of({"--epochs=2", "3"}), "unexpected argument '3' after --epochs=2: each option takes one value");
+  EXPECT_EQ(error_of({"--check-env", "now"}), "unexpected argument 'now' after --check-env, which takes no value");
+  EXPECT_EQ(error_of({"train", "--epochs", "2"}),
+            "unexpected argument 'train': arguments are options, --name value or --name=value (run cifar_mpi --help "
+            "for the options)");
+  // One value per option, in either spelling, negative numbers included.
+  const TrainConfig c = parse({"--lr", "0.1", "--epochs=2", "--blas-threads", "-1", "--metrics", ""});
+  EXPECT_DOUBLE_EQ(c.optim.lr, 0.1);
+  EXPECT_EQ(c.training.epochs, 2);
+  EXPECT_EQ(c.runtime.blas_threads, -1);
+  EXPECT_EQ(c.output.metrics, "");
+}
+
+// Names are exact: Boost's prefix guessing ran `--epoch 3` as --epochs 3.
+// An unknown option is named with the one it is nearest to.
+TEST(Config, OptionNamesMustBeExact) {
+  EXPECT_EQ(error_of({"--epoch", "3"}), "unknown option --epoch; did you mean --epochs?");
+  EXPECT_EQ(error_of({"--epoch=3"}), "unknown option --epoch; did you mean --epochs?");
+  // --batch is no name's within a few edits, but begins only --batch-size.
+  EXPECT_EQ(error_of({"--batch", "8"}), "unknown option --batch; did you mean --batch-size?");
+  EXPECT_EQ(error_of({"--batch_size", "8"}), "unknown option --batch_size; did you mean --batch-size?");
+  EXPECT_EQ(error_of({"--chekc-env"}), "unknown option --chekc-env; did you mean --check-env?");
+  EXPECT_EQ(error_of({"-lr", "0.1"}), "unknown option -lr; did you mean --lr?");
+  EXPECT_EQ(error_of({"--lr", "0.1", "--co", "x"}), "unknown option --co (run cifar_mpi --help for the options)");
+  EXPECT_EQ(error_of({"--no-such-option", "1"}),
+            "unknown option --no-such-option (run cifar_mpi --help for the options)");
+  EXPECT_EQ(parse({"--epochs", "3"}).training.epochs, 3);
+  EXPECT_TRUE(parse({"-h"}).help);
+}
+
+TEST(Config, NegativeCheckpointIntervalsNameTheirKey) {
+  EXPECT_EQ(error_of({"--checkpoint-every-steps", "-5"}),
+            "--checkpoint-every-steps must not be negative (0: off), got -5");
+  EXPECT_EQ(error_of({"--checkpoint-every-epochs", "-1"}),
+            "--checkpoint-every-epochs must not be negative (0: only at the end), got -1");
+  EXPECT_EQ(parse({"--checkpoint-every-steps", "0", "--checkpoint-every-epochs", "0"}).checkpoint.every_steps, 0);
 }
 
 TEST(Config, BadValues) {

@@ -2,7 +2,8 @@
 # Bad configuration values stop the program before training: exit code 2 on
 # every rank, one clear message, and no output file written. That includes
 # numbers outside the limits of their meaning (inf, huge counts, a batch
-# larger than a rank's shard with --drop-last) and a FIFO as --config.
+# larger than a rank's shard with --drop-last), a FIFO as --config, a word
+# no option takes and an option name given only in part.
 # shellcheck source=tests/e2e/common.sh
 source "$(dirname "$0")/common.sh"
 
@@ -39,6 +40,8 @@ expect_usage_error "--lr" --lr -0.1
 expect_usage_error "epochs" --epochs two
 expect_usage_error "lamb" --optimizer lamb
 expect_usage_error "no-such-option" --no-such-option 1
+expect_usage_error "unknown option --epoch; did you mean --epochs?" --epoch 1
+expect_usage_error "unexpected argument '0.05' after --lr 0.1: each option takes one value" --lr 0.1 0.05
 expect_usage_error "learning_rate" --config bad.ini
 expect_usage_error "bad_value.ini" --config bad_value.ini
 expect_usage_error "--batch-size" --config bad_range.ini
