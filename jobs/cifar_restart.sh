@@ -13,8 +13,9 @@
 #
 #   CIFAR_MAX_RESTARTS     restarts after failures (default 3; 0: never restart);
 #                          jobs/local_mpirun.sh --max-restarts N sets it
-#   CIFAR_RESTART_BACKOFF  seconds before the first restart, doubled before each next one,
-#                          at most 600 (default 10; decimals allowed)
+#   CIFAR_RESTART_BACKOFF  the first restart runs at once; seconds before the second,
+#                          doubled before each next one, at most 600 (default 10;
+#                          decimals allowed)
 #   CIFAR_PROBE_TIMEOUT    seconds a host or node has to run `true` before a restart
 #                          leaves it out (default 30)
 
@@ -53,13 +54,17 @@ cifar_check_restart_settings() {
     cifar_die "CIFAR_PROBE_TIMEOUT must be a whole number of seconds, at least 1 (got '$CIFAR_PROBE_TIMEOUT')"
 }
 
-# cifar_backoff_seconds N: the wait before restart N (1, 2, ...). Doubling
-# gives a failing node or file system time to come back, or an operator time
-# to look, without waiting long after a one-off crash; the cap keeps a large
-# CIFAR_MAX_RESTARTS from waiting for days.
+# cifar_backoff_seconds N: the wait before restart N (1, 2, ...): none before
+# the first, then CIFAR_RESTART_BACKOFF, doubled before each next one. Most
+# failures are one-off (a killed rank, a lost host the probes have already
+# left out), and every second before the first restart is a second the whole
+# allocation stands idle, so it runs at once. A failure that comes back is
+# the kind that waiting helps (a node or file system coming back, an
+# operator looking): doubling gives it that time without waiting long at
+# first, and the cap keeps a large CIFAR_MAX_RESTARTS from waiting for days.
 cifar_backoff_seconds() {
   awk -v base="$CIFAR_RESTART_BACKOFF" -v n="$1" \
-    'BEGIN { d = base * 2 ^ (n - 1); if (d > 600) d = 600; printf "%g\n", d }'
+    'BEGIN { d = n <= 1 ? 0 : base * 2 ^ (n - 2); if (d > 600) d = 600; printf "%g\n", d }'
 }
 
 # cifar_request_stop SIGNAL: called by the launchers' traps. A run asked to

@@ -21,8 +21,9 @@
 # CIFAR_RUN_DIR defaults to a new folder per launch,
 # runs/local-<date>-<time>-<pid>, so that no launch continues or overwrites
 # another's run.
-# A failed run is restarted by itself, from the newest checkpoint, after a
-# back-off (10 s, doubling): every failure but exit code 2 (configuration)
+# A failed run is restarted by itself, from the newest checkpoint, the first
+# time at once, then after a back-off (CIFAR_RESTART_BACKOFF: 10 s before the
+# second restart, doubling): every failure but exit code 2 (configuration)
 # and 5 (divergence), which would recur. With a hostfile, each host must
 # first run `true` through mpirun within CIFAR_PROBE_TIMEOUT s; the hosts
 # that do not are left out (<run folder>/hostfile.alive) and the run goes on

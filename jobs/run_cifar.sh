@@ -30,13 +30,14 @@
 # Failures (jobs/cifar_restart.sh): a step that fails with any exit code but
 # 2 (configuration) or 5 (divergence), and was not asked to stop, is started
 # again in the same allocation, up to CIFAR_MAX_RESTARTS times (default 3),
-# after CIFAR_RESTART_BACKOFF s (default 10, doubling), and resumes from the
-# newest checkpoint. Before each restart the job's nodes are checked: a node
-# Slurm removed from the job (#SBATCH --no-kill keeps the allocation when a
-# node fails), reports down, drained or not responding, or that does not run
-# a probe step within CIFAR_PROBE_TIMEOUT s is left out (srun --exclude, the
-# same tasks per node on fewer nodes; cifar_mpi resumes at the new world
-# size). Each restart is logged with its cause and the nodes lost.
+# the first time at once, then after CIFAR_RESTART_BACKOFF s (default 10,
+# doubling), and resumes from the newest checkpoint. Before each restart the
+# job's nodes are checked: a node Slurm removed from the job (#SBATCH
+# --no-kill keeps the allocation when a node fails), reports down, drained or
+# not responding, or that does not run a probe step within
+# CIFAR_PROBE_TIMEOUT s is left out (srun --exclude, the same tasks per node
+# on fewer nodes; cifar_mpi resumes at the new world size). Each restart is
+# logged with its cause and the nodes lost.
 #
 # Environment (see also jobs/cifar_common.sh): CIFAR_BUILD, CIFAR_CONFIG,
 # CIFAR_DATA, CIFAR_RUN_DIR (default <submit dir>/runs/<job name>_<job id>),

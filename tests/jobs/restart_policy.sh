@@ -6,10 +6,14 @@
 #   * exit code 2 (configuration) and 5 (divergence): never restarted;
 #   * exit code 3 (preempted): passed on, not restarted;
 #   * always exit code 1 with --max-restarts 2: exactly 3 launches, then exit 1;
-#   * exit code 4, then killed by SIGKILL, then success: two restarts after
-#     0.5 s and 1 s (CIFAR_RESTART_BACKOFF, doubling), each logged with its
-#     cause, then exit 0; every launch resumes (--resume auto);
-#   * SIGTERM during the back-off: no further launch, exit 3 at once;
+#   * exit code 4, then killed by SIGKILL, then 1, then success: three
+#     restarts, the first at once, then after 0.5 s and 1 s
+#     (CIFAR_RESTART_BACKOFF before the second, doubling), each logged with
+#     its cause, then exit 0; every launch resumes (--resume auto);
+#   * with a 60 s back-off the first restart still runs at once; SIGTERM
+#     during the second's back-off: no further launch, exit 3 at once;
+#   * the waits themselves (cifar_backoff_seconds): 0, then the back-off,
+#     doubling, at most 600 s;
 #   * a bad --max-restarts or CIFAR_MAX_RESTARTS: refused before any launch.
 # Then the arithmetic of a restart after a lost host (cifar_read_hostfile,
 # cifar_drop_lost_hosts with a stand-in probe): which hosts stay, their
@@ -72,31 +76,37 @@ expect 1 3 'restart 1 of at most 2 in 0 s after exit code 1 \(runtime error, or 
 grep -m3 -E 'restart [0-9] of|not restarting' always_failing.log
 
 CIFAR_RESTART_BACKOFF=0.5
-launch recovering "4 kill9 0"
+launch recovering "4 kill9 1 0"
 CIFAR_RESTART_BACKOFF=0
-expect 0 3 'restart 1 of at most 3 in 0.5 s after exit code 4 \(communication timeout' \
-  'restart 2 of at most 3 in 1 s after exit code [0-9]+ \(killed by signal 9 \(SIGKILL\)|the launcher.s own failure'
+expect 0 4 'restart 1 of at most 3 in 0 s after exit code 4 \(communication timeout' \
+  'restart 2 of at most 3 in 0.5 s after exit code [0-9]+ \(killed by signal 9 \(SIGKILL\)|the launcher.s own failure' \
+  'restart 3 of at most 3 in 1 s after exit code 1 '
 grep -E 'restart [0-9] of' recovering.log
 awk -v s="$seconds" 'BEGIN { exit !(s >= 1.5) }' || fail "the back-offs of 0.5 s and 1 s took only $seconds s in all"
-(($(grep -c -- '--resume auto' recovering.launches) == 3)) || { cat recovering.launches; fail "not every launch resumes"; }
+(($(grep -c -- '--resume auto' recovering.launches) == 4)) || { cat recovering.launches; fail "not every launch resumes"; }
 
-# SIGTERM while the script waits to restart: no further launch, exit code 3.
+# A 60 s back-off: the first restart runs at once all the same (the second
+# launch and its failure come well within those 60 s); SIGTERM while the
+# script waits for the second: no further launch, exit code 3.
 FAKE_LAUNCHES=$PWD/term.launches FAKE_EXITS=1 CIFAR_RESTART_BACKOFF=60 \
   bash "$SOURCE_DIR/jobs/local_mpirun.sh" -n 1 -c 1 >term.log 2>&1 &
 launcher=$!
+start=$SECONDS
 for _ in $(seq 300); do
-  grep -q 'restart 1 of' term.log && break
+  grep -q 'restart 2 of' term.log && break
   sleep 0.1
 done
-grep -q 'restart 1 of at most 3 in 60 s' term.log || { cat term.log; fail "no restart announced within 30 s"; }
+grep -q 'restart 1 of at most 3 in 0 s' term.log || { cat term.log; fail "the first restart did not run at once"; }
+grep -q 'restart 2 of at most 3 in 60 s' term.log || { cat term.log; fail "no second restart announced within 30 s"; }
+echo "a 60 s back-off: the second launch failed $((SECONDS - start)) s after the start, the first restart without waiting"
 start=$SECONDS
 kill -TERM "$launcher"
 rc=0
 wait "$launcher" || rc=$?
 log=term.log launches=$(wc -l <term.launches)
-expect 3 1 'SIGTERM before the restart: not restarting; the run folder resumes from the start \(no checkpoint yet\) \(exit code 3\)'
+expect 3 2 'SIGTERM before the restart: not restarting; the run folder resumes from the start \(no checkpoint yet\) \(exit code 3\)'
 ((SECONDS - start < 10)) || fail "SIGTERM during the back-off took $((SECONDS - start)) s to end the script"
-echo "SIGTERM during a 60 s back-off: exit code 3 after $((SECONDS - start)) s, no second launch"
+echo "SIGTERM during a 60 s back-off: exit code 3 after $((SECONDS - start)) s, no third launch"
 
 # Bad settings are refused before anything runs.
 launch bad_option 0 --max-restarts many
@@ -106,9 +116,20 @@ launch bad_backoff 0
 CIFAR_RESTART_BACKOFF=0
 expect 2 0 'CIFAR_RESTART_BACKOFF must be a number of seconds \(got .soon.\)'
 
-# The hosts a restart keeps: hostfile parsing and the ranks of the hosts left.
 # shellcheck source=jobs/cifar_common.sh
 source "$SOURCE_DIR/jobs/cifar_common.sh"
+# The waits before restarts 1-5: none, then the back-off, doubling, capped.
+# backoffs BASE: the five waits with CIFAR_RESTART_BACKOFF=BASE.
+backoffs() { CIFAR_RESTART_BACKOFF=$1; for k in 1 2 3 4 5; do cifar_backoff_seconds "$k"; done | paste -sd ' '; }
+[[ $(backoffs 10) == "0 10 20 40 80" ]] || fail "waits with a 10 s back-off: $(backoffs 10)"
+[[ $(backoffs 0.5) == "0 0.5 1 2 4" ]] || fail "waits with a 0.5 s back-off: $(backoffs 0.5)"
+[[ $(backoffs 250) == "0 250 500 600 600" ]] || fail "waits with a 250 s back-off: $(backoffs 250)"
+[[ $(backoffs 0) == "0 0 0 0 0" ]] || fail "waits with no back-off: $(backoffs 0)"
+(unset CIFAR_RESTART_BACKOFF; cifar_check_restart_settings; [[ $(backoffs "$CIFAR_RESTART_BACKOFF") == "0 10 20 40 80" ]]) ||
+  fail "the default waits are not 0 10 20 40 80 s"
+echo "waits before restarts 1-5: $(backoffs 10) s (default), $(backoffs 250) s with 250 s (the cap)"
+
+# The hosts a restart keeps: hostfile parsing and the ranks of the hosts left.
 CIFAR_RUN_DIR=$PWD/hosts CIFAR_PROBE_TIMEOUT=3
 mkdir -p "$CIFAR_RUN_DIR"
 cifar_probe_host() { [[ " $lost_hosts " != *" $1 "* ]]; }  # the stand-in probe

@@ -4,8 +4,9 @@
 # cifar_mpi on 2 ranks through srun, checkpointing every 10 steps; once it has
 # trained past a checkpoint, every rank of the step is killed (kill -9). The
 # job must
-#   1. log the step's failure with its cause and a restart (probing the node,
-#      which answers: nothing to exclude on one node),
+#   1. log the step's failure with its cause and a restart at once (the
+#      default policy: no back-off before the first restart), probing the
+#      node, which answers: nothing to exclude on one node,
 #   2. start the step again in the same allocation (no requeue: Restarts=0),
 #      resumed from the newest checkpoint written before the kill,
 #   3. end COMPLETED, 0:0, with the metrics reaching the last step.
@@ -33,7 +34,7 @@ job_test_start
 run_dir=$JOB_TEST_WORK/run
 name=cifar-restart
 job=$(job_test_submit "$name" "$kNtasks" "CIFAR_BUILD=$JOB_TEST_BUILD" "CIFAR_RUN_DIR=$run_dir" CIFAR_CONFIG= \
-  "CIFAR_DATA=$data" CIFAR_RESTART_BACKOFF=1 CIFAR_MAX_RESTARTS=2 CIFAR_PROBE_TIMEOUT=20 \
+  "CIFAR_DATA=$data" CIFAR_MAX_RESTARTS=2 CIFAR_PROBE_TIMEOUT=20 \
   "CIFAR_EXTRA_ARGS=--epochs 1000 --max-steps $kSteps --batch-size 16 --log-every 1 --eval false --checkpoint-every-steps $kEvery")
 mini_cluster_log "submitted $name as job $job"
 log=$(job_test_log_file "$name" "$job")
@@ -46,8 +47,9 @@ mapfile -t ranks < <(pgrep -f -- "--checkpoint-dir $run_dir/checkpoints" | while
 mini_cluster_log "killing every rank of the step (kill -9 ${ranks[*]}) after $(grep -c 'Batch: ' "$log") steps"
 kill -9 "${ranks[@]}"
 # The newest checkpoint written before the kill: the newest file once the
-# ranks are gone, before the job restarts the step (CIFAR_RESTART_BACKOFF=1 s,
-# then a launch). Not its log line: the program logs a checkpoint after
+# ranks are gone, before the restarted step can write one (the restart runs
+# at once, but its step resumes, logs so and trains kEvery steps before its
+# first checkpoint). Not its log line: the program logs a checkpoint after
 # writing it, so a kill between the two leaves the file without the line.
 for _ in $(seq 200); do
   alive=0
@@ -58,15 +60,16 @@ for _ in $(seq 200); do
   sleep 0.05
 done
 newest=$(find "$run_dir/checkpoints" -name 'ckpt-*.pt' | sed -n 's/.*-s0*\([0-9][0-9]*\)\.pt$/\1/p' | sort -n | tail -n 1)
-(($(grep -c 'launch: srun --mpi=pmix ' "$log") == 1)) ||
-  job_test_fail "the step was launched again before the checkpoints written before the kill could be listed"
+if grep -q 'resumed from checkpoint' "$log"; then
+  job_test_fail "the restarted step resumed before the checkpoints written before the kill could be listed"
+fi
 
 job_test_expect_completed "$name" "$job" 150
 restarts=$(mini_cluster_job_field "$job" Restarts)
 [[ $restarts == 0 ]] || job_test_fail "job $job: Slurm counts $restarts requeue(s); the restart belongs inside the job"
 job_test_expect_in_log "$name" "$job" 1 'step failed with exit code [0-9]+ \('
 job_test_expect_in_log "$name" "$job" 1 \
-  'restart 1 of at most 2 in 1 s after exit code [0-9]+ \(.*\); no node lost \(all 1 usable\): again 2 task\(s\); resuming from checkpoint '
+  'restart 1 of at most 2 in 0 s after exit code [0-9]+ \(.*\); no node lost \(all 1 usable\): again 2 task\(s\); resuming from checkpoint '
 (($(grep -c 'launch: srun --mpi=pmix ' "$log") == 2)) || job_test_fail "expected 2 launches of the step"
 
 # The restart resumed from the newest checkpoint written before the kill.
