@@ -225,9 +225,10 @@ step_test_cpu() {
 # one core each running 4 threads, the GPU hidden by CUDA_VISIBLE_DEVICES, an
 # NCCL_SOCKET_IFNAME that names no interface.
 step_check_env() {
-  "${kMpirun[@]}" -np 1 "$(cifar_mpi_bin)" --check-env | tee "$OUT/check_env_launch.txt"
+  # --data: --check-env opens the data file as training does (step pack made it).
+  "${kMpirun[@]}" -np 1 "$(cifar_mpi_bin)" --check-env --data "$h5" | tee "$OUT/check_env_launch.txt"
   CUDA_VISIBLE_DEVICES='' NCCL_SOCKET_IFNAME=ib9 mpirun --bind-to core -np 2 "$(cifar_mpi_bin)" --check-env \
-    --backend mpi --threads 4 | tee "$OUT/check_env_misplaced.txt"
+    --data "$h5" --backend mpi --threads 4 | tee "$OUT/check_env_misplaced.txt"
   local launch misplaced
   launch=$(grep -c '^placement warning' "$OUT/check_env_launch.txt" || true)
   misplaced=$(grep -c '^placement warning' "$OUT/check_env_misplaced.txt" || true)

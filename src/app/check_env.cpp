@@ -10,10 +10,14 @@
 #include <fstream>
 #include <sstream>
 
+#include "app/startup_checks.hpp"
+#include "checkpoint/outputs.hpp"
+#include "comm/agreement.hpp"
 #include "comm/backends.hpp"
 #include "comm/placement_checks.hpp"
 #include "comm/placement_probe.hpp"
 #include "comm/text_collectives.hpp"
+#include "data/dataset.hpp"
 #include "gpu/cuda_runtime.hpp"
 #include "gpu/torch_stream.hpp"
 #include "train/threads.hpp"
@@ -95,14 +99,33 @@ int report_placement(const std::vector<RankTopology>& ranks) {
   return static_cast<int>(warnings.size());
 }
 
+// The Trainer's start-up checks after its placement (device settings and
+// outputs, then the data against the job), through the same functions and
+// agreements, so each fails with training's message and exit code. The data
+// file is opened as training opens it (checksum and schema) without reading
+// the splits' images; the outputs are checked without creating anything.
+void run_startup_checks(const MpiEnvironment& env, const TrainConfig& config, const Placement& placement) {
+  const World& w = env.world();
+  agree_on_startup(env.comm(), [&] {
+    check_device_settings(config, placement);
+    if (w.rank == 0) RunOutputs(config, OutputUse::Check);
+  });
+  agree_on_startup(env.comm(), [&] {
+    const Dataset data = load_dataset(config.data, SplitRequest{false, false});
+    plan_for_data(config, data.train.info.count, w.size);
+  });
+}
+
 }  // namespace
 
 int run_check_env(const MpiEnvironment& env, const TrainConfig& config) {
   const World& w = env.world();
   std::string device_text, problem;
   int gpu = -1;
+  Placement placement;
   try {
-    const Placement p = choose_placement(w, config.comm.backend, config.runtime.device, probe_machine());
+    placement = choose_placement(w, config.comm.backend, config.runtime.device, probe_machine());
+    const Placement& p = placement;
     device_text = p.device.str() + " backend=" + p.backend;
     if (p.device.is_cuda()) gpu = p.device.index();
   } catch (const Error& e) {
@@ -131,6 +154,7 @@ int run_check_env(const MpiEnvironment& env, const TrainConfig& config) {
   }
   // Every rank returns the same code, so the launcher's is the program's.
   MPI_CHECK(MPI_Bcast(&warnings, 1, MPI_INT, 0, env.comm()));
+  if (failures == 0) run_startup_checks(env, config, placement);
   const bool strict_failure = config.strict && warnings > 0;
   if (w.rank == 0) {
     if (strict_failure) log::info(strprintf("--strict: %d placement warning(s) count as errors", warnings));

@@ -5,6 +5,7 @@
 
 #include <limits>
 
+#include "app/startup_checks.hpp"
 #include "comm/agreement.hpp"
 #include "comm/mpi_communicator.hpp"
 #include "checkpoint/messages.hpp"
@@ -57,11 +58,7 @@ Trainer::~Trainer() = default;
 void Trainer::check_placement_and_outputs(const MpiEnvironment& env) {
   agree_on_startup(env.comm(), [&] {
     placement_ = place_rank(world_, config_.comm.backend, config_.runtime.device);
-    if (config_.training.precision == Precision::Fp16 && !placement_.device.is_cuda()) {
-      throw ConfigError("--precision fp16 needs a GPU (--device cuda); CPUs train in fp32 or bf16");
-    }
-    const std::string no_graphs = cuda_graphs_refusal(config_, placement_.device, placement_.backend);
-    if (!no_graphs.empty()) throw ConfigError(no_graphs);
+    check_device_settings(config_, placement_);
     if (world_.rank == 0) outputs_.emplace(config_);
   });
   profile_ = StepProfile(config_.runtime.profile, placement_.device);
@@ -88,13 +85,7 @@ void Trainer::configure_process() const {
 void Trainer::load_data(const MpiEnvironment& env) {
   agree_on_startup(env.comm(), [&] {
     data_ = load_dataset(config_.data, SplitRequest{true, config_.training.eval});
-    if (data_.train.size() < world_.size) {
-      throw ConfigError(strprintf("%s has %lld training samples but the job has %d ranks: every rank needs at least "
-                                  "one sample; use fewer ranks",
-                                  config_.data.path.c_str(), static_cast<long long>(data_.train.size()), world_.size));
-    }
-    plan_ = make_run_plan(data_.train.size(), world_.size, config_.training, config_.data.drop_last,
-                          config_.optim.warmup_epochs);
+    plan_ = plan_for_data(config_, data_.train.info.count, world_.size);
   });
   place_dataset(data_, config_.data, placement_.device);
   progress_ = std::make_unique<ProgressReporter>(plan_, world_.size, config_.output.log_every, world_.rank == 0);

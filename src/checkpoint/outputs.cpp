@@ -23,6 +23,10 @@ struct NamedPath {
   std::string path;
 };
 
+paths::FolderUse folder_use(OutputUse use) {
+  return use == OutputUse::Claim ? paths::FolderUse::Create : paths::FolderUse::Check;
+}
+
 // Creates and deletes the temporary file that writing `path` will use: what
 // only the file itself can tell (a name too long, a full inode table, a
 // quota) fails now, not after the run.
@@ -38,12 +42,13 @@ void probe_temporary(const std::string& option, const std::string& value, const 
 
 // An output file is replaced by rename() at the end: it must be a regular
 // file or absent, its folder writable, and a file creatable beside it.
-void check_output_file(const NamedPath& o) {
+void check_output_file(const NamedPath& o, OutputUse use) {
   const paths::FileCheck check = paths::check_regular_file(o.path);
   if (check.problem == paths::FileProblem::Folder || check.problem == paths::FileProblem::NotRegular)
     throw ConfigError("--" + o.option + " " + o.path + " " + check.reason + "; name a file to write");
-  paths::require_writable_file(o.option, o.path);
-  probe_temporary(o.option, o.path, o.path);
+  paths::require_writable_file(o.option, o.path, folder_use(use));
+  if (use == OutputUse::Claim || paths::is_directory(paths::parent(paths::absolute(o.path))))
+    probe_temporary(o.option, o.path, o.path);
 }
 
 bool same_file(const std::string& a, const std::string& b) {
@@ -93,25 +98,38 @@ std::string checkpoint_lock_path(const std::string& checkpoint_dir) {
   return paths::join(checkpoint_dir, ".cifar_mpi.lock");
 }
 
-RunOutputs::RunOutputs(const TrainConfig& config) {
+RunOutputs::RunOutputs(const TrainConfig& config, OutputUse use) {
+  const bool claim = use == OutputUse::Claim;
   const auto outputs = output_files(config);
-  for (const auto& o : outputs) check_output_file(o);
+  for (const auto& o : outputs) check_output_file(o, use);
   check_outputs_are_not_inputs(config);
   const std::string& dir = config.checkpoint.dir;
   if (config.checkpoint.enabled()) {
-    paths::require_writable_folder("checkpoint-dir", dir, dir);
-    probe_temporary("checkpoint-dir", dir, paths::join(dir, checkpoint_file_name({0, 0, 0})));
+    paths::require_writable_folder("checkpoint-dir", dir, dir, folder_use(use));
+    if (claim || paths::is_directory(dir))
+      probe_temporary("checkpoint-dir", dir, paths::join(dir, checkpoint_file_name({0, 0, 0})));
   }
   const std::string& tensorboard = config.output.tensorboard;  // event files are named per run: no lock
-  if (!tensorboard.empty()) paths::require_writable_folder("tensorboard", tensorboard, paths::absolute(tensorboard));
+  if (!tensorboard.empty())
+    paths::require_writable_folder("tensorboard", tensorboard, paths::absolute(tensorboard), folder_use(use));
   for (const auto& o : outputs) {
-    locks_.emplace_back(lock_path_for(o.path), "--" + o.option + " " + o.path);
+    const std::string what = "--" + o.option + " " + o.path;
+    if (!claim) {
+      require_unlocked(lock_path_for(o.path), what);
+      continue;
+    }
+    locks_.emplace_back(lock_path_for(o.path), what);
     const std::string folder = paths::parent(paths::absolute(o.path)), name = paths::file_name(o.path);
     report_removed(folder, remove_stale_temporaries(folder, [&](const std::string& n) { return n == name; }));
   }
   if (config.checkpoint.enabled()) {
-    locks_.emplace_back(checkpoint_lock_path(dir), "--checkpoint-dir " + dir);
-    report_removed(dir, remove_stale_temporaries(dir, is_checkpoint_file_name));
+    const std::string what = "--checkpoint-dir " + dir;
+    if (!claim) {
+      require_unlocked(checkpoint_lock_path(dir), what);
+    } else {
+      locks_.emplace_back(checkpoint_lock_path(dir), what);
+      report_removed(dir, remove_stale_temporaries(dir, is_checkpoint_file_name));
+    }
   }
 }
 

@@ -10,6 +10,10 @@
 //    the holder, and a crashed job's lock is gone with its process;
 //  * once locked, temporary files that a killed job left beside them
 //    (.NAME.tmp-PID) are deleted: no other process can be writing them.
+// OutputUse::Check (--check-env) runs the same checks and leaves no trace:
+// no folder is made (a missing one is judged by its nearest existing
+// parent), the temporary-file probe runs only in folders that exist, a lock
+// another job holds is reported but none is taken, and nothing is deleted.
 #pragma once
 
 #include <vector>
@@ -19,10 +23,12 @@
 
 namespace cifar {
 
+enum class OutputUse { Claim, Check };
+
 class RunOutputs {
  public:
   // Throws ConfigError (exit code 2) naming the option, the path and the fix.
-  explicit RunOutputs(const TrainConfig& config);
+  explicit RunOutputs(const TrainConfig& config, OutputUse use = OutputUse::Claim);
 
  private:
   std::vector<FileLock> locks_;

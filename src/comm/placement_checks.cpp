@@ -296,6 +296,24 @@ void check_unbound(const Node& node, Warnings& out) {
   }
 }
 
+// More ranks than CPUs on a node: however they are bound, ranks wait for a
+// core at every step, and each all-reduce waits for the slowest of them.
+void check_oversubscribed(const Node& node, Warnings& out) {
+  const RankTopology& t = *node.front();
+  const int ranks = static_cast<int>(node.size());
+  if (t.node_cpus <= 0 || ranks <= t.node_cpus) return;
+  std::vector<int> all;
+  for (const RankTopology* r : node) all.push_back(r->rank);
+  out.push_back(PlacementWarning{
+      t.host, all, strprintf("%d ranks run on a node with %d CPU core(s), so they take turns on them", ranks,
+                             t.node_cpus),
+      strprintf("run at most %d rank(s) per node (%s), or spread the ranks over more nodes", t.node_cpus,
+                t.launcher == Launcher::Srun     ? strprintf("srun --ntasks-per-node=%d", t.node_cpus).c_str()
+                : t.launcher == Launcher::Mpirun ? strprintf("mpirun --map-by ppr:%d:node", t.node_cpus).c_str()
+                                                 : strprintf("srun --ntasks-per-node=%d, or mpirun --map-by "
+                                                             "ppr:%d:node", t.node_cpus, t.node_cpus).c_str())});
+}
+
 // Identical (host, problem, fix) from several ranks become one warning.
 Warnings merge(const Warnings& all) {
   Warnings merged;
@@ -335,6 +353,7 @@ std::vector<PlacementWarning> check_placement(const std::vector<RankTopology>& r
   Warnings all;
   for (const auto& host : hosts) {
     const Node& node = nodes[host];
+    check_oversubscribed(node, all);
     check_shared_cores(node, all);
     check_unbound(node, all);
     for (const RankTopology* t : node) {

@@ -733,7 +733,8 @@ TrainConfig parse_config(int argc, const char* const argv[], const RegisteredNam
   }
   if (!config_path.empty()) c.config_file = config_path;  // the file, also when --config gave a name
   require(!c.strict || c.check_env, "--strict applies to --check-env only (add --check-env, or drop --strict)");
-  if (c.help || c.check_env) return c;
+  // --check-env validates like a run does: a pre-flight check must refuse what the run would.
+  if (c.help) return c;
   try {
     apply_legacy_options(vm, c);
     validate(c, names);

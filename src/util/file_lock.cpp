@@ -41,6 +41,12 @@ bool still_at_path(int fd, const std::string& path) {
          open_file.st_ino == named.st_ino;
 }
 
+ConfigError in_use(const std::string& what, int fd, const std::string& lock_path) {
+  return ConfigError(what + " is in use by another job (" + read_holder(fd) + "; lock file " + lock_path +
+                     "): two jobs would overwrite each other's files; wait for it to end, or give this job its own "
+                     "paths");
+}
+
 }  // namespace
 
 std::string lock_path_for(const std::string& path) {
@@ -68,11 +74,9 @@ FileLock::FileLock(const std::string& lock_path, const std::string& what) : path
     if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
       const int err = errno;
       if (err == EWOULDBLOCK) {
-        const std::string holder = read_holder(fd);
+        const ConfigError refusal = in_use(what, fd, lock_path);
         ::close(fd);
-        throw ConfigError(what + " is in use by another job (" + holder + "; lock file " + lock_path +
-                          "): two jobs would overwrite each other's files; wait for it to end, or give this job "
-                          "its own paths");
+        throw refusal;
       }
       ::close(fd);
       log::warn(what + ": cannot lock " + lock_path + " (" + std::strerror(err) +
@@ -89,6 +93,21 @@ FileLock::FileLock(const std::string& lock_path, const std::string& what) : path
   }
   throw ConfigError(what + ": the lock file " + lock_path + " keeps being replaced; is another job starting and "
                     "stopping on the same paths?");
+}
+
+void require_unlocked(const std::string& lock_path, const std::string& what) {
+  const int fd = ::open(lock_path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ENOENT || errno == ENOTDIR) return;  // no lock file, no holder; its folder is checked elsewhere
+    throw ConfigError(what + ": cannot open the lock file " + lock_path + " (" + std::strerror(errno) +
+                      "); choose a writable path");
+  }
+  if (::flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK) {
+    const ConfigError refusal = in_use(what, fd, lock_path);
+    ::close(fd);
+    throw refusal;
+  }
+  ::close(fd);  // releases the shared lock
 }
 
 FileLock::FileLock(FileLock&& other) noexcept

@@ -33,6 +33,11 @@ class FileLock {
   std::string path_;
 };
 
+// The refusal FileLock gives when another job holds `lock_path`, without
+// taking the lock or creating the file (a pre-flight check leaves no trace):
+// no lock file means no holder.
+void require_unlocked(const std::string& lock_path, const std::string& what);
+
 // "<folder>/.<name>.lock": the lock file that guards the output file `path`.
 std::string lock_path_for(const std::string& path);
 

@@ -134,16 +134,38 @@ std::string remove_all(const std::string& path) {
   return failure;
 }
 
-void require_writable_folder(const std::string& option, const std::string& value, const std::string& folder) {
-  const std::string why = create_directories(folder);
-  if (!why.empty() || access(folder.c_str(), W_OK) != 0) {
+namespace {
+// The first of `path` and its parents that exists ("." for a relative path
+// none of whose parts does).
+std::string nearest_existing(const std::string& path) {
+  std::string p = path;
+  while (!exists(p)) {
+    const std::string up = parent(p);
+    if (up.empty()) return ".";
+    if (up == p) break;
+    p = up;
+  }
+  return p;
+}
+}  // namespace
+
+void require_writable_folder(const std::string& option, const std::string& value, const std::string& folder,
+                             FolderUse use) {
+  std::string why, probe = folder;
+  if (use == FolderUse::Create) {
+    why = create_directories(folder);
+  } else {
+    probe = nearest_existing(folder);
+    if (!is_directory(probe)) why = probe + ": exists and is not a folder";
+  }
+  if (!why.empty() || access(probe.c_str(), W_OK) != 0) {
     throw ConfigError(strprintf("--%s %s: cannot write to folder %s (%s); choose a writable path", option.c_str(),
                                 value.c_str(), folder.c_str(), why.empty() ? "permission denied" : why.c_str()));
   }
 }
 
-void require_writable_file(const std::string& option, const std::string& path) {
-  if (!path.empty()) require_writable_folder(option, path, parent(absolute(path)));
+void require_writable_file(const std::string& option, const std::string& path, FolderUse use) {
+  if (!path.empty()) require_writable_folder(option, path, parent(absolute(path)), use);
 }
 
 std::string temp_directory() {

@@ -60,9 +60,14 @@ std::string remove_all(const std::string& path);
 // Output folders are checked before a program spends time: creates `folder`
 // (mkdir -p) and throws ConfigError "--OPTION VALUE: cannot write to folder
 // FOLDER (reason); choose a writable path" unless it is writable.
-void require_writable_folder(const std::string& option, const std::string& value, const std::string& folder);
+// FolderUse::Check creates nothing (a pre-flight check leaves no trace): a
+// folder not there yet is judged by the nearest one on its path that is,
+// which must be a writable folder for mkdir -p to succeed.
+enum class FolderUse { Create, Check };
+void require_writable_folder(const std::string& option, const std::string& value, const std::string& folder,
+                             FolderUse use = FolderUse::Create);
 // The same for the folder of the output file `path`; nothing when `path` is empty.
-void require_writable_file(const std::string& option, const std::string& path);
+void require_writable_file(const std::string& option, const std::string& path, FolderUse use = FolderUse::Create);
 // $TMPDIR when set, else /tmp.
 std::string temp_directory();
 // A new, empty folder in temp_directory() named `prefix` + 6 unique

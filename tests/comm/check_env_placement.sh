@@ -7,9 +7,11 @@
 #   3. 2 ranks bound to the same core (--cpu-set 0): "overlapping cores".
 #   4. One unbound rank, OMP_NUM_THREADS=1, no NCCL settings, --device cpu:
 #      nothing to warn about on any machine; --strict passes.
-# Needs MPIEXEC and CIFAR_MPI; 2 cores (ctest PROCESSORS 2).
+#   5. One rank more than the node has CPUs (on nodes of up to 8): a warning.
+# Every launch names the data file (E2E_DATA): --check-env opens it as
+# training does. Needs MPIEXEC, CIFAR_MPI and E2E_DATA; 2 cores (ctest PROCESSORS 2).
 set -euo pipefail
-: "${MPIEXEC:?}" "${CIFAR_MPI:?}"
+: "${MPIEXEC:?}" "${CIFAR_MPI:?}" "${E2E_DATA:?}"
 
 mpi() {
   "$MPIEXEC" --allow-run-as-root --mca btl self,vader,tcp --mca btl_vader_single_copy_mechanism none "$@"
@@ -31,7 +33,7 @@ echo "== 1. mis-placed: one core per rank, 2 threads, OMP_NUM_THREADS=8, missing
 rc=0
 OMP_NUM_THREADS=8 NCCL_SOCKET_IFNAME=ib9 NCCL_IB_HCA=mlx5_9 \
   mpi -x OMP_NUM_THREADS -x NCCL_SOCKET_IFNAME -x NCCL_IB_HCA -np 2 --bind-to core \
-  "$CIFAR_MPI" --check-env --backend mpi --device cpu --threads 2 >"$out/1.txt" 2>&1 || rc=$?
+  "$CIFAR_MPI" --data "$E2E_DATA" --check-env --backend mpi --device cpu --threads 2 >"$out/1.txt" 2>&1 || rc=$?
 cat "$out/1.txt"
 ((rc == 0)) || fail "warnings alone must not fail --check-env (exit $rc)"
 expect "$out/1.txt" '^placement warning: host [^,]+, rank 0: runs 2 intra-op threads on 1 core\(s\) [0-9]+\. Fix: use at most 1 thread\(s\) per rank .*mpirun --map-by slot:PE=2 --bind-to core'
@@ -45,7 +47,7 @@ expect "$out/1.txt" '^ready to train$'
 echo "== 2. the same with --strict"
 rc=0
 OMP_NUM_THREADS=8 NCCL_SOCKET_IFNAME=ib9 mpi -x OMP_NUM_THREADS -x NCCL_SOCKET_IFNAME -np 2 --bind-to core \
-  "$CIFAR_MPI" --check-env --strict --backend mpi --device cpu --threads 2 >"$out/2.txt" 2>&1 || rc=$?
+  "$CIFAR_MPI" --data "$E2E_DATA" --check-env --strict --backend mpi --device cpu --threads 2 >"$out/2.txt" 2>&1 || rc=$?
 cat "$out/2.txt"
 ((rc == 1)) || fail "--strict with warnings must exit 1 (got $rc)"
 expect "$out/2.txt" '^--strict: 5 placement warning\(s\) count as errors$'
@@ -53,14 +55,25 @@ if grep -q '^ready to train' "$out/2.txt"; then fail "--strict with warnings pri
 
 echo "== 3. two ranks bound to the same core"
 OMP_NUM_THREADS=1 mpi -x OMP_NUM_THREADS -np 2 --cpu-set 0 --bind-to core:overload-allowed \
-  "$CIFAR_MPI" --check-env --backend mpi --device cpu >"$out/3.txt" 2>&1 || { cat "$out/3.txt"; fail "exit $?"; }
+  "$CIFAR_MPI" --data "$E2E_DATA" --check-env --backend mpi --device cpu >"$out/3.txt" 2>&1 || { cat "$out/3.txt"; fail "exit $?"; }
 cat "$out/3.txt"
 expect "$out/3.txt" '^placement warning: host [^,]+, ranks 0-1: are bound to overlapping cores \(rank 0: 0; rank 1: 0\) and compete for them\. Fix: give each rank its own cores: mpirun --map-by slot:PE=[0-9]+ --bind-to core'
 
 echo "== 4. nothing to warn about: --strict passes"
-OMP_NUM_THREADS=1 mpi -x OMP_NUM_THREADS -np 1 --bind-to none "$CIFAR_MPI" --check-env --strict --device cpu \
+OMP_NUM_THREADS=1 mpi -x OMP_NUM_THREADS -np 1 --bind-to none "$CIFAR_MPI" --data "$E2E_DATA" --check-env --strict --device cpu \
   >"$out/4.txt" 2>&1 || { cat "$out/4.txt"; fail "a clean launch failed --check-env --strict"; }
 cat "$out/4.txt"
 expect "$out/4.txt" '^placement: no problems found$'
 expect "$out/4.txt" '^ready to train$'
-echo "PASS: 6 warnings with fixes for a mis-placed launch, exit 1 under --strict, shared cores found, a clean launch passes"
+echo "== 5. more ranks than CPUs"
+cpus=$(getconf _NPROCESSORS_ONLN)
+if ((cpus <= 8)); then
+  OMP_NUM_THREADS=1 mpi -x OMP_NUM_THREADS -np $((cpus + 1)) --oversubscribe --bind-to none \
+    "$CIFAR_MPI" --data "$E2E_DATA" --check-env --device cpu >"$out/5.txt" 2>&1 || { cat "$out/5.txt"; fail "exit $?"; }
+  cat "$out/5.txt"
+  expect "$out/5.txt" "^placement warning: host [^,]+, ranks 0-$cpus: $((cpus + 1)) ranks run on a node with $cpus CPU core\\(s\\), so they take turns on them\\. Fix: run at most $cpus rank\\(s\\) per node"
+  expect "$out/5.txt" '^ready to train$'
+else
+  echo "skipped: $cpus CPUs"
+fi
+echo "PASS: 6 warnings with fixes for a mis-placed launch, exit 1 under --strict, shared cores found, a clean launch passes, more ranks than CPUs found"

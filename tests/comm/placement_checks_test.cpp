@@ -206,6 +206,23 @@ TEST(PlacementChecks, UnboundRanksOnOneNumaNodeAreFine) {
   EXPECT_EQ(all_text(check_placement(cpu_node(4, 16))), "");
 }
 
+TEST(PlacementChecks, MoreRanksThanCoresOnANode) {
+  // 4 unbound ranks on a 2-core box (mpirun --oversubscribe): one warning for all four.
+  const auto warnings = check_placement(cpu_node(4, 2));
+  ASSERT_EQ(warnings.size(), 1u) << all_text(warnings);
+  EXPECT_EQ(warnings[0].text(),
+            "host cpu-box, ranks 0-3: 4 ranks run on a node with 2 CPU core(s), so they take turns on them. Fix: run "
+            "at most 2 rank(s) per node (mpirun --map-by ppr:2:node), or spread the ranks over more nodes");
+  // As many ranks as cores is fine; srun's words under srun.
+  EXPECT_EQ(all_text(check_placement(cpu_node(2, 2))), "");
+  auto srun = cpu_node(3, 2);
+  for (auto& t : srun) t.launcher = Launcher::Srun;
+  const auto under_srun = check_placement(srun);
+  ASSERT_EQ(under_srun.size(), 1u) << all_text(under_srun);
+  EXPECT_TRUE(contains(under_srun[0].fix, "run at most 2 rank(s) per node (srun --ntasks-per-node=2)"))
+      << under_srun[0].fix;
+}
+
 TEST(PlacementChecks, SrunWithoutCpusPerTaskSqueezesRanksOntoOneCore) {
   auto node = gpu_node(2);
   for (auto& t : node) {

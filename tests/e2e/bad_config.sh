@@ -3,7 +3,8 @@
 # every rank, one clear message, and no output file written. That includes
 # numbers outside the limits of their meaning (inf, huge counts, a batch
 # larger than a rank's shard with --drop-last), a FIFO as --config, a word
-# no option takes and an option name given only in part.
+# no option takes and an option name given only in part. --check-env refuses
+# the same with the run's exit code, and creates nothing.
 # shellcheck source=tests/e2e/common.sh
 source "$(dirname "$0")/common.sh"
 
@@ -68,4 +69,41 @@ set -e
   { cat err.txt; fail "more ranks than samples: exit $rc"; }
 echo "ok: 4 ranks, 3 samples -> $(grep error: err.txt)"
 wait_background "a bad configuration was not refused as expected"
+
+# --check-env runs training's start-up checks: it refuses what the run would,
+# with the run's exit code and one message, and creates nothing (no output
+# file, folder or lock file). N names the case's files, as above.
+check_env_refuses() {  # check_env_refuses N CODE PATTERN ARGS... (ARGS name --data)
+  local i=$1 code=$2 pattern=$3
+  shift 3
+  set +e
+  mpi 2 "$CIFAR_MPI" --check-env --output "env$i/out.pth" --metrics "env$i.jsonl" "$@" \
+    >"env_out$i.txt" 2>"env_err$i.txt"
+  local rc=$?
+  set -e
+  [[ $rc -eq $code ]] || { cat "env_out$i.txt" "env_err$i.txt"; fail "--check-env '$*' exited $rc, expected $code"; }
+  local n
+  n=$(grep -c "error:" "env_err$i.txt" || true)
+  [[ $n -eq 1 ]] || { cat "env_err$i.txt"; fail "--check-env '$*' printed $n error lines, expected 1"; }
+  grep -q -- "$pattern" "env_err$i.txt" || { cat "env_err$i.txt"; fail "--check-env '$*' error does not mention '$pattern'"; }
+  if grep -q "^ready to train" "env_out$i.txt"; then fail "--check-env '$*' printed 'ready to train'"; fi
+  [[ ! -e "env$i" && ! -e "env$i.jsonl" && ! -e ".env$i.jsonl.lock" ]] || fail "--check-env '$*' created files"
+  echo "ok: --check-env $* -> exit $rc, $(grep error: "env_err$i.txt")"
+}
+touch somefile
+"$CIFAR_PACK" --synthetic 1 --test-count 1 --output one.h5 >/dev/null
+check_env_refuses 0 2 "--lr must be positive (got -1)" --data "$E2E_DATA" --lr -1
+check_env_refuses 1 1 "missing.h5" --data missing.h5
+check_env_refuses 2 2 \
+  "--checkpoint-dir somefile/ckpt: cannot write to folder somefile/ckpt (somefile: exists and is not a folder)" \
+  --data "$E2E_DATA" --checkpoint-dir somefile/ckpt
+check_env_refuses 3 2 "--cuda-graphs true needs a GPU" --data "$E2E_DATA" --device cpu --cuda-graphs true
+check_env_refuses 4 2 "1 training samples but the job has 2 ranks" --data one.h5
+# A good configuration passes, and the outputs' folders it would make are still absent.
+mpi 2 "$CIFAR_MPI" --check-env --data "$E2E_DATA" --output new/out.pth --metrics new_m/m.jsonl \
+  --checkpoint-dir new_ckpt/run --tensorboard new_tb >env_ok.txt 2>&1 || { cat env_ok.txt; fail "a good --check-env failed"; }
+grep -q "^ready to train$" env_ok.txt || { cat env_ok.txt; fail "a good --check-env did not print 'ready to train'"; }
+[[ ! -e new && ! -e new_m && ! -e new_ckpt && ! -e new_tb ]] || fail "a good --check-env created folders"
+[[ -z $(find . -name '.*.lock' -o -name '*.tmp-*') ]] || fail "--check-env left lock or temporary files"
+echo "ok: a good --check-env -> ready to train, nothing created"
 echo "PASS"

@@ -30,7 +30,7 @@ load_and_run() {
   [[ $CIFAR_MPI_HOME == "$PREFIX" ]] || fail "$kind: CIFAR_MPI_HOME=$CIFAR_MPI_HOME, expected $PREFIX"
   [[ $HDF5_USE_FILE_LOCKING == FALSE ]] || fail "$kind: HDF5_USE_FILE_LOCKING=$HDF5_USE_FILE_LOCKING"
   mkdir -p "$WORK/$kind" && cd "$WORK/$kind"
-  cifar_mpi --check-env --strict --device cpu 2>&1 | tee -a "$log"
+  CIFAR_DATA=$WORK/cifar10.h5 cifar_mpi --check-env --strict --device cpu 2>&1 | tee -a "$log"
   expect "$log" '^placement: no problems found$'
   expect "$log" '^ready to train$'
   CIFAR_DATA=$WORK/cifar10.h5 mpi 2 -x CIFAR_DATA cifar_mpi --config default --epochs 1 --max-steps 2 \

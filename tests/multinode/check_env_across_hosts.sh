@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tests/multinode/check_env_across_hosts.sh <cifar_mpi> <hosts> <ranks-per-host>
+# tests/multinode/check_env_across_hosts.sh <cifar_mpi> <hosts> <ranks-per-host> <data.h5>
 # `cifar_mpi --check-env --backend mpi` across the simulated hosts must place
 # every rank on its own host's node with the right node and local rank, name
 # each host by its own hostname, and end ready to train.
@@ -8,10 +8,10 @@ here=$(cd "$(dirname "$0")" && pwd)
 netns=$here/../../dev/netns
 # shellcheck source=dev/netns/netns_common.sh
 source "$netns/netns_common.sh"
-program=$1 hosts=$2 per_host=$3
+program=$1 hosts=$2 per_host=$3 data=$4
 size=$((hosts * per_host))
 
-out=$("$netns/run_across_hosts.sh" --hosts "$hosts" "$per_host" "$program" --check-env --backend mpi 2>&1) || {
+out=$("$netns/run_across_hosts.sh" --hosts "$hosts" "$per_host" "$program" --check-env --backend mpi --data "$data" 2>&1) || {
   echo "$out"
   echo "FAIL: cifar_mpi --check-env exited non-zero across $hosts hosts"
   exit 1

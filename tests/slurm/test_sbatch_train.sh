@@ -28,7 +28,10 @@ done
 kNtasks=2
 
 case $mode in
-  check-env) program_settings=(CIFAR_CONFIG= "CIFAR_EXTRA_ARGS=--check-env") ;;
+  check-env)
+    # --check-env opens the data file as training does.
+    [[ -r $data ]] || job_test_fail "--mode check-env needs --data FILE, a small HDF5 file made by cifar_pack (got '$data')"
+    program_settings=(CIFAR_CONFIG= "CIFAR_DATA=$data" "CIFAR_EXTRA_ARGS=--check-env") ;;
   train)
     [[ -r $data ]] || job_test_fail "--mode train needs --data FILE, a small HDF5 file made by the packer or synthetic-data tool (got '$data')"
     program_settings=(CIFAR_CONFIG= "CIFAR_DATA=$data"
