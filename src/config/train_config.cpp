@@ -302,7 +302,7 @@ struct Options {
 // Options only the command line takes: what to do instead of training and
 // which file to read. A file setting them was taken at its word
 // (`check-env = true` turned a run into a check) or ignored (`config`).
-constexpr const char* kCommandLineOnly[] = {"help", "config", "check-env", "strict"};
+const std::vector<std::string> kCommandLineOnly = {"help", "config", "check-env", "strict"};
 
 std::unique_ptr<Options> make_options(TrainConfig& c, const RegisteredNames& names) {
   auto o = std::make_unique<Options>();
@@ -418,11 +418,6 @@ std::string nearest_name(const std::string& word, const std::vector<std::string>
   return best;
 }
 
-bool is_command_line_only(const std::string& key) {
-  return std::any_of(std::begin(kCommandLineOnly), std::end(kCommandLineOnly),
-                     [&](const char* name) { return key == name; });
-}
-
 // One `key = value` line of the file, on its own: an unknown key (with the
 // nearest one), a command-line-only option, or a value its option cannot
 // read, each named with the file's line. The value is read here because the
@@ -434,7 +429,7 @@ void check_ini_line(const std::string& line, const std::string& where, const Opt
   const auto equals = content.find('=');
   if (equals != std::string::npos) {
     const std::string key = trim(content.substr(0, equals));
-    require(!is_command_line_only(key), where + ": '" + key + "' is a command-line option only");
+    require(!contains(kCommandLineOnly, key), where + ": '" + key + "' is a command-line option only");
     if (!options.all.find_nothrow(key, /*approx=*/false)) {
       const std::string hint = nearest_name(key, options.keys);
       throw ConfigError(where + ": unknown key '" + key + "'" +
@@ -529,7 +524,7 @@ po::parsed_options parse_command_line(const std::vector<std::string>& args, cons
 }
 
 std::vector<std::string> command_line_names(const Options& options) {
-  std::vector<std::string> names(std::begin(kCommandLineOnly), std::end(kCommandLineOnly));
+  std::vector<std::string> names = kCommandLineOnly;
   names.insert(names.end(), options.keys.begin(), options.keys.end());
   return names;
 }
