@@ -28,7 +28,8 @@ cifar_exit_meaning() {
     2) echo "configuration error" ;;
     3) echo "preempted, checkpoint written" ;;
     4) echo "communication timeout: a rank or host stalled or was lost" ;;
-    5) echo "diverged: a non-finite loss or gradient" ;;
+    5) echo "diverged: a non-finite or exploded loss or gradient" ;;
+    6) echo "bad input: a file the run reads is missing, damaged or another run's" ;;
     *)
       # 128 + N: a process (a rank, or the launcher) ended by signal N.
       if ((code > 128 && code < 160)); then
@@ -98,16 +99,18 @@ cifar_newest_checkpoint() {
 }
 
 # cifar_restart_wanted STATUS RESTARTS_SO_FAR: logs the step's end and
-# returns 0 when a restart may help. Codes 2 (configuration) and 5
-# (divergence) would recur: the same options, the same checkpoint. Code 3
-# (preempted) and 0 are the launcher's to handle. Any other code, the
-# launcher's own included, is a failure worth a restart.
+# returns 0 when a restart may help. Codes 2 (configuration), 5 (divergence)
+# and 6 (bad input: a missing or damaged data file or checkpoint, a --resume
+# typo, a checkpoint another world size cannot continue) would recur: the
+# same options, the same files. Code 3 (preempted) and 0 are the launcher's
+# to handle. Any other code, the launcher's own included, is a failure worth
+# a restart.
 cifar_restart_wanted() {
   local status=$1 restarts=$2 what
   what="exit code $status ($(cifar_exit_meaning "$status"))"
   case $status in
     0 | 3) return 1 ;;
-    2 | 5)
+    2 | 5 | 6)
       cifar_log "step failed with $what: not restarting, it would fail the same way"
       return 1
       ;;

@@ -138,17 +138,10 @@ void Trainer::build_communication(const MpiEnvironment& env) {
 }
 
 void Trainer::resume() {
-  const std::optional<Checkpoint> checkpoint = checkpoints_->resume();
+  const std::optional<Checkpoint> checkpoint = checkpoints_->resume(
+      [this](const Checkpoint& c, const RunIdentity& run) { continue_at(c, run); });
   if (!checkpoint) return;
   const RunIdentity& run = checkpoints_->run();
-  adopt_resumed_shape(run);
-  // Every rank holds the same checkpoint and plan: the same verdict, no communication.
-  try {
-    position_ = continued_position(*checkpoint, checkpoints_->resumed_path(), plan_, world_.size,
-                                   config_.data.drop_last);
-  } catch (const CheckpointError& e) {
-    fail_on_every_rank(e, world_.rank);
-  }
   if (world_.rank == 0) {
     const std::string note = elastic_resume_note(*checkpoint, run, config_.optim.lr);
     if (!note.empty()) log::info(note);
@@ -159,6 +152,19 @@ void Trainer::resume() {
   guard_.restore_skipped(checkpoint->skipped_steps);
   resumed_from_ = checkpoints_->resumed_path();
   if (world_.rank == 0) metrics_.load_existing(position_.epoch);
+}
+
+// Inside resume(), before it logs "resumed from": the step shape and the
+// position the run continues at, or its refusal. Every rank holds the same
+// checkpoint and plan: the same verdict, no communication.
+void Trainer::continue_at(const Checkpoint& checkpoint, const RunIdentity& run) {
+  adopt_resumed_shape(run);
+  try {
+    position_ = continued_position(checkpoint, checkpoints_->resumed_path(), plan_, world_.size,
+                                   config_.data.drop_last, config_.training.max_steps);
+  } catch (const CheckpointError& e) {
+    fail_on_every_rank(e, world_.rank);
+  }
 }
 
 // Resumed with another step shape (elastic resume): the per-rank batch and
@@ -409,6 +415,8 @@ void Trainer::end_epoch() {
   if (position_.batch_in_epoch >= epoch_shard().batches()) position_ = {position_.epoch + 1, 0, position_.step, 0};
   const bool run_ends = position_.epoch == plan_.epochs || plan_.finished(position_.step);
   EpochMetrics row = epoch_metrics(seconds, evaluate_if_due(run_ends));
+  require_sound_epoch(config_.training, {row.epoch, row.steps, row.skipped_steps, row.train_loss, row.evaluated,
+                                         row.test_loss});  // stops every rank alike before the epoch is written
   check_target(row);
   report_epoch(row);
   checkpoints_->at_epoch_end(position_, epoch_.loss_sum, run_ends || reached_target_);
@@ -477,7 +485,10 @@ EpochMetrics Trainer::epoch_metrics(double epoch_seconds, bool evaluated) const 
 // (or one whose parameters overflowed) writes nothing.
 void Trainer::check_state_before_write() {
   guard_.require_finite(/*synchronize=*/true);
-  guard_.require_finite_parameters(parameters_, position_.step);
+  // The buffers too: a skipped step's NaN forward pass reaches the BatchNorm statistics.
+  std::vector<torch::Tensor> state = parameters_;
+  for (const auto& buffer : model_->buffers()) state.push_back(buffer);
+  guard_.require_finite_parameters(state, position_.step);
 }
 
 void Trainer::save_outputs() {

@@ -85,6 +85,7 @@ class Trainer {
   void build_model();
   void build_communication(const MpiEnvironment& env);
   void resume();
+  void continue_at(const Checkpoint& checkpoint, const RunIdentity& run);
   void adopt_resumed_shape(const RunIdentity& run);
   void count_steps_from(const TrainingPosition& position);
   void plan_schedule();

@@ -120,7 +120,7 @@ void Checkpointer::check_folder_belongs_to_this_run(const std::string& resume_pa
   if (!newest.empty()) check_resumable(read_checkpoint(newest), newest, run_);
 }
 
-std::optional<Checkpoint> Checkpointer::resume() {
+std::optional<Checkpoint> Checkpointer::resume(const ContinueAt& continue_at) {
   std::string path;
   agree_on(control_, [&] {
     if (control_.rank() != 0) return;
@@ -137,6 +137,8 @@ std::optional<Checkpoint> Checkpointer::resume() {
   });
   // Every rank: the same checkpoint and world, the same verdict (checked above).
   run_ = continued_run(*checkpoint, path, run_);
+  resumed_path_ = path;
+  if (continue_at) continue_at(*checkpoint, run_);
   if (control_.rank() == 0) {
     const auto& p = checkpoint->position;
     log::info(strprintf("resumed from checkpoint %s: epoch %d, %ld batch(es) of it done, step %ld", path.c_str(),
@@ -144,7 +146,6 @@ std::optional<Checkpoint> Checkpointer::resume() {
     const std::string note = length_change_note(*checkpoint, run_);
     if (!note.empty()) log::warn(note);
   }
-  resumed_path_ = path;
   last_written_ = path;
   return checkpoint;
 }

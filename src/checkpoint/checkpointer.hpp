@@ -46,8 +46,11 @@ class Checkpointer {
   // for a fresh start. A --checkpoint-dir holds one run's checkpoints: a run
   // that does not continue that run is refused (--resume none into a folder
   // with checkpoints, or a PATH beside another run's files). Collective; an
-  // error stops every rank.
-  std::optional<Checkpoint> resume();
+  // error stops every rank. `continue_at` (every rank) is the caller's check
+  // of where the run continues, run before "resumed from" is logged, so that
+  // its refusal is not preceded by that line.
+  using ContinueAt = std::function<void(const Checkpoint&, const RunIdentity&)>;
+  std::optional<Checkpoint> resume(const ContinueAt& continue_at = {});
   // The checkpoint resume() restored ("" before, or for a fresh start).
   const std::string& resumed_path() const { return resumed_path_; }
   // The run as it trains and records itself in its checkpoints: after

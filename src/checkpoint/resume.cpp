@@ -177,7 +177,7 @@ int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 }  // namespace
 
 TrainingPosition continued_position(const Checkpoint& c, const std::string& path, const RunPlan& plan,
-                                    int world_size, bool drop_last) {
+                                    int world_size, bool drop_last, long max_steps) {
   const TrainingPosition& p = c.position;
   const int64_t end = epoch_end(c.run.train_size, p.order_world_size, p.order_batch_size, drop_last);
   // The position as its writer reached it: a step boundary of its epoch (in
@@ -212,9 +212,14 @@ TrainingPosition continued_position(const Checkpoint& c, const std::string& path
   q.order_batch_size = p.order_batch_size;
   q.batch_origin = position % shape.global_batch();
   q.batch_in_epoch = static_cast<long>((position - q.batch_origin) / shape.micro_batch());
-  // Full micro-batches divide among the ranks; the rest's last one may be short.
+  // Full micro-batches divide among the ranks; the rest's last one may be
+  // short. Micro-batch k from here is in step k / accumulate from here (the
+  // origin puts the position on a step boundary): the short one, after the
+  // full ones, matters only if --max-steps leaves the run that far.
   const int64_t last = (end - position) % shape.micro_batch();
-  if (last % world_size != 0)
+  const int64_t steps_before_short = (end - position) / shape.micro_batch() / shape.accumulate;
+  const bool reached = max_steps <= 0 || max_steps - p.step > steps_before_short;
+  if (reached && last % world_size != 0)
     throw CheckpointError(checkpoint_message(path, strprintf(": the rest of epoch %d (positions [%lld, %lld) of its "
                                                              "order) ends with a micro-batch of %lld samples, which "
                                                              "do not divide among %d ranks; resume on a world size "

@@ -67,9 +67,10 @@ std::string position_problem(const TrainingPosition& position, const RunPlan& pl
 // from the global position, in this run's micro-batches, counted from the
 // origin that puts the position on a step boundary. CheckpointError naming
 // `path` when the position is not one its writer could have reached, or the
-// rest's short last micro-batch does not divide among `world_size` ranks.
+// rest's short last micro-batch does not divide among `world_size` ranks and
+// the run reaches it (`max_steps`, --max-steps, 0 for none, may end it before).
 TrainingPosition continued_position(const Checkpoint& checkpoint, const std::string& path, const RunPlan& plan,
-                                    int world_size, bool drop_last);
+                                    int world_size, bool drop_last, long max_steps = 0);
 // The log line of a resume that changes the step shape, or "" when it keeps
 // it: both shapes, the global batch kept (--elastic-batch global) or changed
 // and the learning rate that follows (per-rank; `lr` is --lr), and from

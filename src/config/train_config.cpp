@@ -168,6 +168,12 @@ void visit_training_options(TrainingConfig& t, Visitor&& v) {
   v(s, "on-nonfinite", t.on_nonfinite, kFree,
     "a step whose averaged gradient is not finite: stop (exit code 5, nothing written after the last good step) | "
     "skip (no update; counted and reported)");
+  v(s, "max-loss", t.max_loss, kFree,
+    "the run fails (exit code 5, nothing of the epoch written) when an epoch's mean training or test loss is above "
+    "this or not finite: an exploded run (chance level is ln 10 = 2.3)");
+  v(s, "max-skipped-fraction", t.max_skipped_fraction, kFree,
+    "the run fails (exit code 5, nothing of the epoch written) when more than this fraction of its optimiser steps "
+    "so far was skipped by --on-nonfinite skip, in [0, 1] (1: never)");
 }
 
 template <typename Visitor>
@@ -573,9 +579,11 @@ std::string config_help(const RegisteredNames& names) {
         "Usage:  mpirun -np N cifar_mpi [--config config/default.ini] [--option value ...]\n"
         "        srun --mpi=pmix cifar_mpi ...      (one rank per GPU, or per CPU slot)\n\n"
      << make_options(defaults, names)->all
-     << "\nExit codes: 0 done, 1 runtime failure, 2 bad configuration, 3 preempted (checkpoint written; "
-        "resume with --resume auto), 4 communication timeout, 5 diverged (a non-finite loss or gradient with "
-        "--on-nonfinite stop; nothing written after the last good step).\n";
+     << "\nExit codes: 0 done, 1 runtime failure (a restart may help), 2 bad configuration, 3 preempted "
+        "(checkpoint written; resume with --resume auto), 4 communication timeout, 5 diverged (a non-finite gradient "
+        "with --on-nonfinite stop, or an epoch past --max-loss or --max-skipped-fraction; nothing written after the "
+        "last good step), 6 bad input (a data file, checkpoint or model file missing, damaged or another run's: a "
+        "restart cannot fix it).\n";
   return os.str();
 }
 
@@ -601,6 +609,9 @@ void validate_training(const TrainingConfig& t, const OptimConfig& o, const Regi
   require(t.label_smoothing >= 0 && t.label_smoothing < 1, "--label-smoothing must be in [0, 1)");
   require(t.target_accuracy >= 0 && t.target_accuracy <= 1, "--target-accuracy must be in [0, 1]");
   require(t.target_accuracy == 0 || t.eval, "--target-accuracy needs --eval true (the test accuracy decides)");
+  require(t.max_loss > 0, "--max-loss must be positive (got " + text(t.max_loss) + ")");
+  require(t.max_skipped_fraction >= 0 && t.max_skipped_fraction <= 1,
+          "--max-skipped-fraction must be in [0, 1] (got " + text(t.max_skipped_fraction) + ")");
   require(o.lr > 0, "--lr must be positive (got " + text(o.lr) + ")");
   require(o.momentum >= 0 && o.momentum < 1, "--momentum must be in [0, 1)");
   require(o.weight_decay >= 0, "--weight-decay must not be negative");

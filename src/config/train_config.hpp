@@ -66,6 +66,11 @@ struct TrainingConfig {
   TtaMode tta = TtaMode::None;  // test-time augmentation of the evaluation
   double target_accuracy = 0;   // stop once the test accuracy reaches this (0: never)
   OnNonFinite on_nonfinite = OnNonFinite::Stop;
+  // A run failed numerically (exit code 5) when an epoch's mean training or
+  // test loss is above max_loss or not finite, or more than this fraction
+  // of its steps so far was skipped (train/divergence.hpp).
+  double max_loss = 100;              // 43x chance level (ln 10 = 2.30)
+  double max_skipped_fraction = 0.5;  // "mostly skipped"
 };
 
 struct OptimConfig {

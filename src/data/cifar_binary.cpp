@@ -278,7 +278,7 @@ void write_plain_file(const std::string& path, const std::string& bytes) {
   {
     std::ofstream out(temp, std::ios::binary);
     out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-    if (!out.flush()) throw DataError("cannot write '" + temp + "': " + std::strerror(errno));
+    if (!out.flush()) throw DataError("cannot write '" + temp + "': " + std::strerror(errno), kExitFailure);
   }
   publish_atomically(temp, path);
   guard.release();
@@ -289,7 +289,8 @@ void write_archive(const std::string& path, const std::vector<std::pair<std::str
   TemporaryFileGuard guard(temp);
   std::unique_ptr<archive, int (*)(archive*)> a(archive_write_new(), archive_write_free);
   auto check = [&](int rc, const char* what) {
-    if (rc != ARCHIVE_OK) throw DataError("cannot write archive '" + path + "': " + what + ": " + archive_error_string(a.get()));
+    if (rc != ARCHIVE_OK) throw DataError("cannot write archive '" + path + "': " + what + ": " + archive_error_string(a.get()),
+                                         kExitFailure);
   };
   check(archive_write_add_filter_gzip(a.get()), "gzip filter");
   check(archive_write_set_format_ustar(a.get()), "tar format");
@@ -321,7 +322,7 @@ void write_cifar10_binary(const CifarData& data, const std::string& output) {
   }
   const std::string folder = paths::join(output, schema::kBatchesFolder);
   const std::string why = paths::create_directories(folder);
-  if (!why.empty()) throw DataError("cannot create folder '" + folder + "' (" + why + ")");
+  if (!why.empty()) throw DataError("cannot create folder '" + folder + "' (" + why + ")", kExitFailure);
   for (const auto& [name, bytes] : files) write_plain_file(paths::join(folder, name), bytes);
 }
 

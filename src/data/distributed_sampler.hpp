@@ -59,8 +59,9 @@ int64_t epoch_end(int64_t num_samples, int world_size, int batch_size, bool drop
 // micro-batch m of every new rank together is block m. Every remaining sample
 // of the epoch is trained exactly once; with the old run's blocks (block =
 // its global micro-batch, elastic_step_shape) every micro-batch trains what
-// the old run's would have. Throws ConfigError, naming the numbers, when a
-// block does not divide among the new ranks.
+// the old run's would have. A short last block that does not divide among
+// the new ranks is left out: the resume rules refuse a run that would reach
+// it, and let through one that --max-steps ends before it.
 std::vector<int64_t> resharded_indices(const SamplerOptions& order, int order_batch, int64_t position, int64_t block,
                                        int new_world, int new_rank);
 

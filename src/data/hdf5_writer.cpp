@@ -126,7 +126,7 @@ void write_cifar_h5(const std::string& path, const CifarData& data, const H5Writ
     write_file(temp, data, options);
   } catch (const LibraryError& e) {
     throw DataError("cannot write HDF5 file '" + path + "' (check the folder exists and is writable): " +
-                    e.what());
+                    e.what(), kExitFailure);  // an output: not the bad input of exit code 6
   }
   publish_atomically(temp, path);
   guard.release();

@@ -2,6 +2,7 @@
 #include "train/divergence.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 #include "comm/agreement.hpp"
 #include "util/error.hpp"
@@ -13,12 +14,19 @@ namespace {
 // Skipped steps are all counted; only the first few are logged one by one.
 constexpr long kSkipsLogged = 10;
 
-[[noreturn]] void stop_run(const std::string& what, const std::string& fix) {
-  fail_on_every_rank(Diverged("training diverged: " + what +
-                              "; stopped with exit code 5, writing no checkpoint, metrics row or model file after "
-                              "the last good step (those on disk are the last good ones); " + fix),
+[[noreturn]] void stop_run(const std::string& what, const std::string& after, const std::string& fix) {
+  fail_on_every_rank(Diverged("training diverged: " + what + "; stopped with exit code 5, writing no checkpoint, " +
+                              "metrics row or model file " + after + "; " + fix),
                      std::max(process_rank(), 0));
 }
+
+constexpr const char* kAfterGoodStep = "after the last good step (those on disk are the last good ones)";
+
+// --lr and --warmup-epochs define the run: a resume with other values is
+// refused as another run (docs/checkpoint.md), so the advice is a new run.
+constexpr const char* kNewRunWithLowerLr =
+    "start a new run (without --resume, or with another --checkpoint-dir) with a lower --lr or a warm-up "
+    "(--warmup-epochs); a resume keeps the run's --lr";
 
 }  // namespace
 
@@ -52,7 +60,8 @@ void DivergenceGuard::require_finite(bool synchronize) {
   if (diverged_step_ == 0 && synchronize && !every_step_) diverged_step_ = first_bad_step_.item<int64_t>();
   if (diverged_step_ != 0)
     stop_run(strprintf("the averaged gradient of optimiser step %ld is not finite (NaN or infinity)", diverged_step_),
-             "lower --lr (or warm up with --warmup-epochs), or pass --on-nonfinite skip to skip such steps");
+             kAfterGoodStep,
+             std::string(kNewRunWithLowerLr) + ", or resume it with --on-nonfinite skip to skip such steps");
 }
 
 void DivergenceGuard::require_finite_parameters(const std::vector<torch::Tensor>& parameters,
@@ -60,9 +69,42 @@ void DivergenceGuard::require_finite_parameters(const std::vector<torch::Tensor>
   torch::NoGradGuard no_grad;
   for (const auto& p : parameters) {
     if (torch::isfinite(p).all().item<bool>()) continue;
-    stop_run(strprintf("the parameters are not finite after optimiser step %ld (an update overflowed)", steps_done),
-             "lower --lr or --weight-decay; skipping steps cannot repair the parameters");
+    stop_run(strprintf("the model's parameters or BatchNorm statistics are not finite after optimiser step %ld (an "
+                       "update overflowed, or a skipped step's forward pass reached the statistics)",
+                       steps_done),
+             kAfterGoodStep,
+             std::string(kNewRunWithLowerLr) + " (or --weight-decay); skipping steps cannot repair the model");
   }
+}
+
+std::string epoch_problem(const TrainingConfig& limits, const EpochOutcome& o) {
+  std::vector<std::string> problems;
+  auto judge_loss = [&](const char* which, double loss) {
+    if (!std::isfinite(loss))
+      problems.push_back(strprintf("a mean %s loss that is not finite (%s)", which,
+                                   std::isnan(loss) ? "NaN" : loss > 0 ? "infinity" : "-infinity"));
+    else if (loss > limits.max_loss)
+      problems.push_back(strprintf("a mean %s loss of %.4g, above --max-loss %g", which, loss, limits.max_loss));
+  };
+  judge_loss("training", o.train_loss);
+  if (o.evaluated) judge_loss("test", o.test_loss);
+  const double fraction = o.steps > 0 ? static_cast<double>(o.skipped) / static_cast<double>(o.steps) : 0.0;
+  if (fraction > limits.max_skipped_fraction)
+    problems.push_back(strprintf("%ld of the run's %ld optimiser steps so far skipped for a non-finite gradient "
+                                 "(%.0f%%, more than --max-skipped-fraction %g)",
+                                 o.skipped, o.steps, 100 * fraction, limits.max_skipped_fraction));
+  if (problems.empty()) return "";
+  std::string joined = strprintf("epoch %d ended with ", o.epoch);
+  for (size_t i = 0; i < problems.size(); ++i) joined += (i == 0 ? "" : ", and ") + problems[i];
+  return joined;
+}
+
+void require_sound_epoch(const TrainingConfig& limits, const EpochOutcome& outcome) {
+  const std::string problem = epoch_problem(limits, outcome);
+  if (problem.empty()) return;
+  stop_run(problem, "for this epoch (those on disk are from before it)",
+           std::string(kNewRunWithLowerLr) + "; where such a result is expected, resume with a higher --max-loss "
+           "or --max-skipped-fraction (they may change at a resume)");
 }
 
 }  // namespace cifar

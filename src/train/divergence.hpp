@@ -14,13 +14,22 @@
 // model file. The bad update is then applied meanwhile, but nothing reaches
 // a file. On the CPU, and for `skip` (whose decision must precede the
 // update), the verdict is read at every step.
+//
+// A run can also fail numerically without a non-finite step: most of its
+// steps skipped, an evaluation that gives NaN (BatchNorm statistics reached
+// by a NaN forward pass of a skipped step), or a loss that exploded while
+// staying finite (Adam at a huge --lr). require_sound_epoch() judges each
+// epoch's losses and skip count against --max-loss and
+// --max-skipped-fraction before anything of that epoch is written.
 #pragma once
 
 #include <torch/torch.h>
 
+#include <string>
 #include <vector>
 
 #include "config/choices.hpp"
+#include "config/train_config.hpp"
 
 namespace cifar {
 
@@ -37,9 +46,11 @@ class DivergenceGuard {
   // Ends the run on every rank with exit code 5 (Diverged) if a step was
   // found non-finite. `synchronize` false: only what is known on the host.
   void require_finite(bool synchronize);
-  // Ends the run on every rank with exit code 5 if a parameter is not finite
-  // (an update that overflowed from a finite gradient; either policy). Reads
-  // the parameters: call where the state is about to be written anyway.
+  // Ends the run on every rank with exit code 5 if a parameter (or another
+  // tensor of the model's state given with them, such as BatchNorm
+  // statistics) is not finite (an update that overflowed from a finite
+  // gradient; either policy). Reads them: call where the state is about to
+  // be written anyway.
   void require_finite_parameters(const std::vector<torch::Tensor>& parameters, long steps_done) const;
 
   const long& skipped() const { return skipped_; }
@@ -52,5 +63,24 @@ class DivergenceGuard {
   long diverged_step_ = 0;        // the same, once on the host
   long skipped_ = 0;
 };
+
+// What an epoch's end reports, as every rank holds it (the losses are
+// all-reduced, the skip count is the same everywhere).
+struct EpochOutcome {
+  int epoch = 0;
+  long steps = 0;    // optimiser steps done in the run so far
+  long skipped = 0;  // of them, skipped (--on-nonfinite skip)
+  double train_loss = 0;  // the epoch's mean; NaN when no batch had a finite loss
+  bool evaluated = false;
+  double test_loss = 0;
+};
+
+// "" for a sound epoch; else what failed, each limit named with its value:
+// a loss that is not finite or above --max-loss, or more than
+// --max-skipped-fraction of the steps so far skipped.
+std::string epoch_problem(const TrainingConfig& limits, const EpochOutcome& outcome);
+// Ends the run on every rank with exit code 5 when epoch_problem() finds
+// one: call before the epoch's metrics row, checkpoint and model file.
+void require_sound_epoch(const TrainingConfig& limits, const EpochOutcome& outcome);
 
 }  // namespace cifar

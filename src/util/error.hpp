@@ -10,13 +10,18 @@
 
 namespace cifar {
 
-// Process exit codes, documented in the README.
+// Process exit codes, documented in the README and docs/robustness.md. They
+// fall in two classes for the job scripts (jobs/cifar_restart.sh): 1 and 4
+// may pass with a restart (a dead rank, a lost host, a full disk freed);
+// 2, 5 and 6 recur with the same command line and files, so nothing
+// restarts them.
 inline constexpr int kExitOk = 0;
-inline constexpr int kExitFailure = 1;      // runtime failure (I/O, library, rank death)
+inline constexpr int kExitFailure = 1;      // runtime failure (I/O, library, rank death): a restart may help
 inline constexpr int kExitUsage = 2;        // bad configuration or command line
 inline constexpr int kExitPreempted = 3;    // checkpointed after SIGTERM/SIGUSR1; requeue to resume
 inline constexpr int kExitCommTimeout = 4;  // a collective stalled past --comm-timeout
-inline constexpr int kExitDiverged = 5;     // a non-finite loss or gradient (--on-nonfinite stop)
+inline constexpr int kExitDiverged = 5;     // a non-finite or exploded loss, gradient or result
+inline constexpr int kExitBadInput = 6;     // an input file missing, damaged or not this run's: no restart fixes it
 
 class Error : public std::runtime_error {
  public:
@@ -33,14 +38,18 @@ class ConfigError : public Error {
  public:
   explicit ConfigError(const std::string& m) : Error(m, kExitUsage) {}
 };
-// Missing, unreadable or invalid input data (HDF5 file, archive, checkpoint).
+// Missing, unreadable or invalid input data (HDF5 file, archive): exit code 6,
+// as the same file gives the same verdict at every restart.
 class DataError : public Error {
  public:
-  using Error::Error;
+  explicit DataError(const std::string& m, int exit_code = kExitBadInput) : Error(m, exit_code) {}
 };
+// A checkpoint or model file that is missing, damaged or another run's, or a
+// resume it cannot serve (another world size that cannot keep its batch):
+// exit code 6, for the same reason.
 class CheckpointError : public Error {
  public:
-  using Error::Error;
+  explicit CheckpointError(const std::string& m, int exit_code = kExitBadInput) : Error(m, exit_code) {}
 };
 // A failing call into MPI, NCCL, CUDA or HDF5; the message carries the library's text.
 class LibraryError : public Error {
@@ -53,7 +62,8 @@ class CommTimeout : public Error {
   explicit CommTimeout(const std::string& m) : Error(m, kExitCommTimeout) {}
 };
 
-// Training diverged: a non-finite gradient or parameters (--on-nonfinite stop).
+// Training diverged: a non-finite gradient or parameters (--on-nonfinite
+// stop), or a result past the limits of train/divergence.hpp.
 class Diverged : public Error {
  public:
   explicit Diverged(const std::string& m) : Error(m, kExitDiverged) {}

@@ -642,7 +642,7 @@ TEST(ElasticBatch, TheContinuedPositionKeepsTheGlobalPosition) {
 
 // 100 samples on 4 ranks x 6: the epoch ends with a micro-batch of 4 (1 per
 // rank); from position 48 on 3 ranks x 8 the rest ends with those 4, which do
-// not divide among 3.
+// not divide among 3: refused, unless --max-steps ends the run before it.
 TEST(ElasticBatch, AShortLastMicroBatchThatDoesNotDivideIsRefusedAtStartUp) {
   torch::manual_seed(1);
   Trained a;
@@ -655,6 +655,13 @@ TEST(ElasticBatch, AShortLastMicroBatchThatDoesNotDivideIsRefusedAtStartUp) {
   t.batch_size = 8;
   expect_error([&] { continued_position(ck, "p.pt", make_run_plan(100, 3, t, false, 0), 3, false); },
                {"p.pt", "positions [48, 100)", "ends with a micro-batch of 4 samples, which do not divide among 3 ranks"});
+  // From step 2 the rest is 2 full micro-batches of 24 (steps 3 and 4), then the short one (step 5):
+  // --max-steps 4 ends the run before it, --max-steps 5 reaches it.
+  t.max_steps = 4;
+  EXPECT_EQ(continued_position(ck, "p.pt", make_run_plan(100, 3, t, false, 0), 3, false, 4).batch_in_epoch, 2);
+  t.max_steps = 5;
+  expect_error([&] { continued_position(ck, "p.pt", make_run_plan(100, 3, t, false, 0), 3, false, 5); },
+               {"p.pt", "ends with a micro-batch of 4 samples, which do not divide among 3 ranks"});
 }
 
 TEST(CheckpointFile, ADamagedGeneratorStateIsRefusedWhenRead) {

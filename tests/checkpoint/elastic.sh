@@ -42,11 +42,11 @@ before 4 straight.rank* >head.trace  # what the 4-rank run trained before its ch
 
 # The refusals (named below) run meanwhile, in the background: a refused
 # launch is mostly start-up and mpirun's wait after a rank exits non-zero.
-refused() {  # refused NP LOG WHAT REGEX [options...]: the run exits 1 and its log matches REGEX
+refused() {  # refused NP LOG WHAT REGEX [options...]: the run exits 6 (bad input: no restart fixes it) and its log matches REGEX
   local np=$1 log=$2 what=$3 regex=$4 rc=0
   shift 4
   run "$np" "$log" "$@" || rc=$?
-  [[ $rc == 1 ]] || { cat "$log"; fail "$what exited $rc, expected 1"; }
+  [[ $rc == 6 ]] || { cat "$log"; fail "$what exited $rc, expected 6"; }
   expect_in "$log" "$regex"
 }
 background five.out refused 5 five.log "resuming a global micro-batch of 24 on 5 ranks" \

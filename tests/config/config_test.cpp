@@ -132,6 +132,10 @@ TEST(Config, ValuesMustBeFiniteAndWithinTheirLimits) {
       {{"--blas-threads", "100000"}, "--blas-threads must be"},
       {{"--prefetch-batches", "100000"}, "--prefetch-batches must be between 0 and 64"},
       {{"--on-nonfinite", "ignore"}, "stop, skip"},
+      {{"--max-loss", "0"}, "--max-loss must be positive (got 0)"},
+      {{"--max-loss", "inf"}, "--max-loss must be a finite number"},
+      {{"--max-skipped-fraction", "1.5"}, "--max-skipped-fraction must be in [0, 1] (got 1.5)"},
+      {{"--max-skipped-fraction", "-0.1"}, "--max-skipped-fraction must be in [0, 1]"},
   };
   for (const auto& [args, expected] : cases) {
     const std::string m = error_of(args);
@@ -140,6 +144,9 @@ TEST(Config, ValuesMustBeFiniteAndWithinTheirLimits) {
   EXPECT_EQ(parse({"--threads", "2"}).runtime.threads, 2);  // within the limit of any machine
   EXPECT_EQ(parse({"--on-nonfinite", "skip"}).training.on_nonfinite, OnNonFinite::Skip);
   EXPECT_EQ(parse({}).training.on_nonfinite, OnNonFinite::Stop);
+  EXPECT_EQ(parse({}).training.max_loss, 100);
+  EXPECT_EQ(parse({}).training.max_skipped_fraction, 0.5);
+  EXPECT_EQ(parse({"--max-loss", "1e6", "--max-skipped-fraction", "1"}).training.max_loss, 1e6);
   EXPECT_EQ(parse({}).checkpoint.elastic_batch, ElasticBatch::Global);
   EXPECT_EQ(parse({"--elastic-batch", "per-rank"}).checkpoint.elastic_batch, ElasticBatch::PerRank);
   EXPECT_NE(error_of({"--elastic-batch", "local"}).find("global, per-rank"), std::string::npos);
@@ -157,7 +164,7 @@ TEST(Config, RunDefinitionHoldsWhatChangesTheTrajectory) {
                           "schedule", "warmup-epochs", "lookahead-every"})
     EXPECT_EQ(keys.count(key), 1u) << key;
   for (const char* key : {"data", "epochs", "max-steps", "eval", "eval-every-epochs", "tta", "target-accuracy",
-                          "on-nonfinite", "prefetch-batches", "threads", "backend", "bucket-mb", "checkpoint-dir",
+                          "on-nonfinite", "max-loss", "max-skipped-fraction", "prefetch-batches", "threads", "backend", "bucket-mb", "checkpoint-dir",
                           "resume", "elastic-batch", "output", "metrics", "tensorboard", "log-every"})
     EXPECT_EQ(keys.count(key), 0u) << key;
   EXPECT_EQ(keys["shuffle-seed"], "4");

@@ -5,7 +5,7 @@
 #   * a convnet trained 8 steps by cifar_mpi, on 2 ranks, and with --tta on 3
 #     ranks (uneven shards, 10 views);
 #   * a resnet18 saved by Python with torch.save(dict(model.state_dict()));
-# refusals with exit code 1 and one line naming the file, the model and the
+# refusals with exit code 6 (bad input) and one line naming the file, the model and the
 # key (another architecture), or the file (truncated, not a model file); and
 # tools/plot_metrics --confusion draws the JSON.
 # shellcheck source=tests/e2e/common.sh
@@ -55,12 +55,12 @@ background resnet.out score 2 resnet.log --model resnet18 --weights resnet18_py.
   --json resnet.json
 
 # The refusals, each with its own files.
-check_refused() {  # check_refused N PATTERN cifar_eval options...: exit code 1 and one error line matching PATTERN
+check_refused() {  # check_refused N PATTERN cifar_eval options...: exit code 6 (bad input) and one error line matching PATTERN
   local i=$1 pattern=$2
   shift 2
   local rc=0
   mpi 2 "$CIFAR_EVAL" --data "$E2E_DATA" --json "refused$i.json" "$@" >"refused$i.out" 2>"refused$i.err" || rc=$?
-  [[ $rc == 1 ]] || { cat "refused$i.out" "refused$i.err"; fail "'$*' exited $rc, expected 1"; }
+  [[ $rc == 6 ]] || { cat "refused$i.out" "refused$i.err"; fail "'$*' exited $rc, expected 6"; }
   local n
   n=$(grep -c "error:" "refused$i.err" || true)
   [[ $n == 1 ]] || { cat "refused$i.err"; fail "'$*' printed $n error lines, expected 1"; }

@@ -3,7 +3,8 @@
 # restarts, how often, after how long, with a stand-in program
 # (fake_cifar_mpi.sh, launched by the real mpirun) whose exit codes the
 # test chooses:
-#   * exit code 2 (configuration) and 5 (divergence): never restarted;
+#   * exit code 2 (configuration), 5 (divergence) and 6 (bad input: a
+#     missing data file, a --resume typo): never restarted;
 #   * exit code 3 (preempted): passed on, not restarted;
 #   * always exit code 1 with --max-restarts 2: exactly 3 launches, then exit 1;
 #   * exit code 4, then killed by SIGKILL, then 1, then success: three
@@ -63,8 +64,11 @@ launch config 2
 expect 2 1 'step failed with exit code 2 \(configuration error\): not restarting, it would fail the same way'
 no_restart_in config.log
 launch diverged 5
-expect 5 1 'step failed with exit code 5 \(diverged: a non-finite loss or gradient\): not restarting'
+expect 5 1 'step failed with exit code 5 \(diverged: a non-finite or exploded loss or gradient\): not restarting'
 no_restart_in diverged.log
+launch bad_input 6
+expect 6 1 'step failed with exit code 6 \(bad input: a file the run reads is missing, damaged or another run.s\): not restarting, it would fail the same way'
+no_restart_in bad_input.log
 launch preempted 3
 expect 3 1
 no_restart_in preempted.log

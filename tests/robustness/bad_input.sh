@@ -162,17 +162,17 @@ open(sys.argv[1], "wb").write(gzip.compress(member.tobuf(tarfile.USTAR_FORMAT)))
 PY
 all_before=$(files_now)
 
-data="$inputs/missing.h5" expect_failure missing 1 "no such file"
-data="$inputs/unreadable.h5" expect_failure unreadable 1 "unreadable.h5': cannot be read (Permission denied)" --as-user
-data="$here/bad_input.sh" expect_failure not_hdf5 1 "not an HDF5 file"
-data="$inputs/folder.h5" expect_failure data_folder 1 "folder.h5': is a folder"
-data="$inputs/truncated.h5" expect_failure truncated 1 \
+data="$inputs/missing.h5" expect_failure missing 6 "no such file"
+data="$inputs/unreadable.h5" expect_failure unreadable 6 "unreadable.h5': cannot be read (Permission denied)" --as-user
+data="$here/bad_input.sh" expect_failure not_hdf5 6 "not an HDF5 file"
+data="$inputs/folder.h5" expect_failure data_folder 6 "folder.h5': is a folder"
+data="$inputs/truncated.h5" expect_failure truncated 6 \
   "truncated.h5': truncated: cifar_pack wrote $(stat -c %s "$inputs/good.h5") bytes, 100000 are left"
 # A file packed before the checksum header: refused with the command that repacks it.
 old_layout=$SOURCE_DIR/tests/data/old-layout-synthetic-2-1.h5
-data="$old_layout" expect_failure old_layout 1 "has no checksum header (it was packed by a cifar_pack older than the header"
-data="$inputs/corrupted.h5" expect_failure corrupted 1 "corrupted.h5': damaged: the MD5 of its bytes after the header is"
-data="$inputs/corrupted_resealed.h5" expect_failure corrupted_resealed 1 "checksum error"
+data="$old_layout" expect_failure old_layout 6 "has no checksum header (it was packed by a cifar_pack older than the header"
+data="$inputs/corrupted.h5" expect_failure corrupted 6 "corrupted.h5': damaged: the MD5 of its bytes after the header is"
+data="$inputs/corrupted_resealed.h5" expect_failure corrupted_resealed 6 "checksum error"
 
 # Output and metrics paths: a folder under a regular file, and a read-only folder.
 c=$cases/output_under_file
@@ -186,14 +186,14 @@ metrics="$c/read_only/m.jsonl" expect_failure metrics_read_only 2 "--metrics $c/
 
 # Inputs that would block the reader (a FIFO) or feed it without end (a
 # device): refused before they are opened.
-data="$inputs/fifo.h5" expect_failure data_fifo 1 "fifo.h5': is not a regular file (a FIFO, socket or device)"
-data=/dev/zero expect_failure data_device 1 "'/dev/zero': is not a regular file"
-expect_failure resume_folder 1 "checkpoint '$inputs/folder.h5' is a folder, not a file" -- --resume "$inputs/folder.h5"
+data="$inputs/fifo.h5" expect_failure data_fifo 6 "fifo.h5': is not a regular file (a FIFO, socket or device)"
+data=/dev/zero expect_failure data_device 6 "'/dev/zero': is not a regular file"
+expect_failure resume_folder 6 "checkpoint '$inputs/folder.h5' is a folder, not a file" -- --resume "$inputs/folder.h5"
 
 # HDF5 files that declare more than they hold, or hold it without checksums.
-data="$inputs/declares_more.h5" expect_failure declares_more 1 \
+data="$inputs/declares_more.h5" expect_failure declares_more 6 \
   "dataset /train/images: declares 1661 chunk(s) of data but only 1 were ever written"
-data="$inputs/no_checksum.h5" expect_failure no_checksum 1 "dataset /train/labels: has no Fletcher32 checksum filter"
+data="$inputs/no_checksum.h5" expect_failure no_checksum 6 "dataset /train/labels: has no Fletcher32 checksum filter"
 
 # Outputs that could only fail after training, or that would replace an input.
 c=$cases/output_folder
@@ -233,7 +233,7 @@ files_after=$(files_now)
   { diff <(echo "$all_before") <(echo "$files_after") || true; fail "the runs left files behind"; }
 
 rss_kib=$(tail -n 1 logs/pack_rss.txt)
-{ [[ $rc == 1 ]] && grep -q "data_batch_1.bin claims 4294967296 bytes, more than the 30730000 of a CIFAR-10 batch file" \
+{ [[ $rc == 6 ]] && grep -q "data_batch_1.bin claims 4294967296 bytes, more than the 30730000 of a CIFAR-10 batch file" \
   logs/pack.txt; } || { cat logs/pack.txt; fail "cifar_pack on a hostile $(stat -c %s hostile.tar.gz)-byte archive: exit $rc"; }
 ((rss_kib < 1024 * 1024)) || fail "cifar_pack used $((rss_kib / 1024)) MiB on a 4 GiB claim"
 [[ ! -e logs/x.h5 ]] || fail "cifar_pack wrote output"

@@ -2,7 +2,8 @@
 // every rank with exit code 5 naming the first bad step, at once where the
 // verdict is read every step and at the next synchronising point where it is
 // kept on the device; skip skips and counts; parameters that overflowed from
-// a finite gradient stop either policy.
+// a finite gradient stop either policy; an epoch past --max-loss or
+// --max-skipped-fraction stops the run.
 #include "train/divergence.hpp"
 
 #include <gtest/gtest.h>
@@ -74,6 +75,31 @@ TEST(Divergence, NonFiniteParametersStopEitherPolicy) {
     EXPECT_EQ(stop_code([&] { guard.require_finite_parameters(good, 5); }), 0);
     EXPECT_EQ(stop_code([&] { guard.require_finite_parameters(bad, 5); }), kExitDiverged);
   }
+}
+
+// An epoch's result against --max-loss and --max-skipped-fraction: known
+// losses and counts, each limit at its boundary.
+TEST(Divergence, EpochResultsPastTheLimitsFailTheRun) {
+  const TrainingConfig limits;  // --max-loss 100, --max-skipped-fraction 0.5
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const double inf = std::numeric_limits<double>::infinity();
+  EXPECT_EQ(epoch_problem(limits, {0, 16, 0, 2.3, true, 2.2}), "");
+  EXPECT_EQ(epoch_problem(limits, {0, 16, 8, 100, true, 100}), "") << "at the limits: sound";
+  EXPECT_EQ(epoch_problem(limits, {3, 16, 0, 5e30, true, 2.0}),
+            "epoch 3 ended with a mean training loss of 5e+30, above --max-loss 100");
+  EXPECT_EQ(epoch_problem(limits, {0, 32, 30, 2.0, true, nan}),
+            "epoch 0 ended with a mean test loss that is not finite (NaN), and 30 of the run's 32 optimiser steps so "
+            "far skipped for a non-finite gradient (94%, more than --max-skipped-fraction 0.5)");
+  EXPECT_EQ(epoch_problem(limits, {1, 32, 0, inf, false, nan}),
+            "epoch 1 ended with a mean training loss that is not finite (infinity)")
+      << "a test loss not evaluated is not judged";
+  EXPECT_EQ(epoch_problem(limits, {0, 16, 9, 2.0, false, 0}).rfind("epoch 0 ended with 9 of the run's 16", 0), 0u);
+  TrainingConfig lenient;
+  lenient.max_loss = 1e31;
+  lenient.max_skipped_fraction = 1;
+  EXPECT_EQ(epoch_problem(lenient, {0, 16, 16, 5e30, true, 5e30}), "");
+  EXPECT_EQ(stop_code([&] { require_sound_epoch(limits, {0, 16, 0, 2.3, true, 2.2}); }), 0);
+  EXPECT_EQ(stop_code([&] { require_sound_epoch(limits, {0, 16, 0, 2.3, true, 200}); }), kExitDiverged);
 }
 
 }  // namespace
