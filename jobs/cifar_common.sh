@@ -14,7 +14,9 @@
 #   CIFAR_RUN_DIR     outputs: model.pth, metrics.jsonl, checkpoints/ (default: per launcher)
 #   CIFAR_EXTRA_ARGS  more cifar_mpi options, split on spaces (e.g. "--epochs 30 --batch-size 128");
 #                     options that need quoting go after the script's name on its command line.
-#                     Do not repeat --output/--metrics/--checkpoint-dir/--resume: they are set here.
+# The options set here (--config, --data, --output, --metrics, --checkpoint-dir,
+# --resume) are defaults: one given in CIFAR_EXTRA_ARGS or on the command line
+# replaces it (cifar_mpi takes each option once).
 
 cifar_log() { printf '[%s %(%H:%M:%S)T] %s\n' "${0##*/}" -1 "$*"; }
 cifar_die() {
@@ -51,7 +53,18 @@ cifar_resolve_paths() {
   [[ -z $CIFAR_DATA || -r $CIFAR_DATA ]] ||
     cifar_die "CIFAR_DATA=$CIFAR_DATA is not a readable file (pack it with cifar_pack, or fix the path)"
   CIFAR_RUN_DIR=${CIFAR_RUN_DIR:-$default_run_dir}
+  [[ -e $CIFAR_RUN_DIR ]] || CIFAR_RUN_DIR_CREATED=1
   mkdir -p "$CIFAR_RUN_DIR/checkpoints" || cifar_die "cannot create CIFAR_RUN_DIR=$CIFAR_RUN_DIR"
+}
+
+# cifar_remove_unused_run_dir: on exit, the run folder this launch created
+# is removed again while it holds nothing (a launch refused before training,
+# a bad setting): no empty folder per failed launch. rmdir removes only
+# empty folders, so nothing a run wrote is ever lost.
+CIFAR_RUN_DIR_CREATED=
+cifar_remove_unused_run_dir() {
+  [[ -n $CIFAR_RUN_DIR_CREATED ]] || return 0
+  rmdir "$CIFAR_RUN_DIR/checkpoints" "$CIFAR_RUN_DIR" 2>/dev/null || true
 }
 
 # cifar_export_rank_env CPUS_PER_RANK: the environment every rank inherits.
@@ -79,14 +92,24 @@ cifar_export_rank_env() {
 # cifar_program_args [ARGS...]: sets the array CIFAR_ARGS, the command line of
 # cifar_mpi; the run always resumes from the newest checkpoint in the run
 # folder (none yet: a fresh start), which is what makes requeueing safe.
+# Each option set here is left out when the user's options (CIFAR_EXTRA_ARGS,
+# ARGS) give it themselves, as `--name value` or `--name=value`: theirs wins.
 cifar_program_args() {
-  local extra=()
+  local extra=() user=() option value
   read -r -a extra <<<"${CIFAR_EXTRA_ARGS:-}"
+  user=("${extra[@]}" "$@")
   CIFAR_ARGS=()
-  [[ -n $CIFAR_CONFIG ]] && CIFAR_ARGS+=(--config "$CIFAR_CONFIG")
-  [[ -n $CIFAR_DATA ]] && CIFAR_ARGS+=(--data "$CIFAR_DATA")
-  CIFAR_ARGS+=(--output "$CIFAR_RUN_DIR/model.pth" --metrics "$CIFAR_RUN_DIR/metrics.jsonl"
-    --checkpoint-dir "$CIFAR_RUN_DIR/checkpoints" --resume auto "${extra[@]}" "$@")
+  cifar_default_option() {  # NAME VALUE: adds --NAME VALUE unless the user gives --NAME
+    option=--$1 value=$2
+    [[ " ${user[*]} " =~ \ $option(=|\ ) ]] || CIFAR_ARGS+=("$option" "$value")
+  }
+  [[ -z $CIFAR_CONFIG ]] || cifar_default_option config "$CIFAR_CONFIG"
+  [[ -z $CIFAR_DATA ]] || cifar_default_option data "$CIFAR_DATA"
+  cifar_default_option output "$CIFAR_RUN_DIR/model.pth"
+  cifar_default_option metrics "$CIFAR_RUN_DIR/metrics.jsonl"
+  cifar_default_option checkpoint-dir "$CIFAR_RUN_DIR/checkpoints"
+  cifar_default_option resume auto
+  CIFAR_ARGS+=("${user[@]}")
 }
 
 # cifar_wait PID: waits until the background process PID has really ended

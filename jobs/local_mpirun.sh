@@ -20,11 +20,14 @@
 # CIFAR_RESTART_BACKOFF, CIFAR_PROBE_TIMEOUT (see jobs/cifar_restart.sh);
 # CIFAR_RUN_DIR defaults to a new folder per launch,
 # runs/local-<date>-<time>-<pid>, so that no launch continues or overwrites
-# another's run.
+# another's run; a launch that leaves it empty (refused before training)
+# removes it again. The options the script sets (--data from CIFAR_DATA,
+# --output, --metrics, --checkpoint-dir, --resume auto) give way to the same
+# option after -- or in CIFAR_EXTRA_ARGS.
 # A failed run is restarted by itself, from the newest checkpoint, the first
 # time at once, then after a back-off (CIFAR_RESTART_BACKOFF: 10 s before the
-# second restart, doubling): every failure but exit code 2 (configuration)
-# and 5 (divergence), which would recur. With a hostfile, each host must
+# second restart, doubling): every failure but exit code 2 (configuration),
+# 5 (divergence) and 6 (bad input), which would recur. With a hostfile, each host must
 # first run `true` through mpirun within CIFAR_PROBE_TIMEOUT s; the hosts
 # that do not are left out (<run folder>/hostfile.alive) and the run goes on
 # with the ranks the others hold (cifar_mpi resumes at the new world size).
@@ -68,6 +71,7 @@ if [[ -z $cpus_per_rank ]]; then
 fi
 
 cifar_resolve_paths "$(dirname "$jobs_dir")" "$PWD/runs/local-$(date +%Y%m%d-%H%M%S)-$$"
+trap cifar_remove_unused_run_dir EXIT
 cifar_check_restart_settings
 cifar_export_rank_env "$cpus_per_rank"
 cifar_program_args "$@"

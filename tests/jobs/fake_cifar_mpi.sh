@@ -6,7 +6,8 @@
 # last word repeats): a number is an exit code, "kill9" kills itself with
 # SIGKILL. A launcher's probe (`... true`) is answered at once: it fails for
 # the nodes named in $FAKE_DEAD_NODES (--nodelist=NODE or --host NODE), an
-# entry NODE@K only once K launches were made.
+# entry NODE@K only once K launches were made. $FAKE_TOUCH names a file that
+# each launch creates in the folder of its --metrics (a run that wrote).
 set -euo pipefail
 
 if [[ ${!#} == true ]]; then
@@ -22,6 +23,12 @@ if [[ ${!#} == true ]]; then
   exit 0
 fi
 echo "${0##*/} $*" >>"${FAKE_LAUNCHES:?}"
+if [[ -n ${FAKE_TOUCH:-} ]]; then
+  args=("$@")
+  for i in "${!args[@]}"; do
+    [[ ${args[i]} != --metrics ]] || touch "$(dirname "${args[i + 1]}")/$FAKE_TOUCH"
+  done
+fi
 n=$(wc -l <"$FAKE_LAUNCHES")
 read -r -a exits <<<"${FAKE_EXITS:-0}"
 ((n <= ${#exits[@]})) || n=${#exits[@]}

@@ -15,7 +15,11 @@
 #     during the second's back-off: no further launch, exit 3 at once;
 #   * the waits themselves (cifar_backoff_seconds): 0, then the back-off,
 #     doubling, at most 600 s;
-#   * a bad --max-restarts or CIFAR_MAX_RESTARTS: refused before any launch.
+#   * a bad --max-restarts or CIFAR_MAX_RESTARTS: refused before any launch;
+#   * the options the script sets give way to the user's: CIFAR_DATA and
+#     `-- --data X --output=Y` launch with X and Y only;
+#   * a launch into the default run folder (runs/local-*) that leaves it
+#     empty (refused, exit code 2) removes it; one that wrote a file keeps it.
 # Then the arithmetic of a restart after a lost host (cifar_read_hostfile,
 # cifar_drop_lost_hosts with a stand-in probe): which hosts stay, their
 # hostfile, and the ranks they hold.
@@ -119,6 +123,39 @@ CIFAR_RESTART_BACKOFF=soon
 launch bad_backoff 0
 CIFAR_RESTART_BACKOFF=0
 expect 2 0 'CIFAR_RESTART_BACKOFF must be a number of seconds \(got .soon.\)'
+
+# The user's options win over the script's own: each is given once.
+touch env.h5 user.h5
+CIFAR_DATA=$PWD/env.h5
+launch user_options 0 -- --data user.h5 --output=user.pth
+unset CIFAR_DATA
+expect 0 1
+line=$(cat user_options.launches)
+[[ $line == *' --data user.h5 --output=user.pth'* && $line != *env.h5* && $line != *'--output '* &&
+  $line == *"--metrics $CIFAR_RUN_DIR/metrics.jsonl"* && $line == *'--resume auto'* ]] ||
+  fail "the user's --data and --output should replace the script's: $line"
+echo "user options win: $line"
+
+# The default run folder, in a fresh working folder: removed again when a
+# launch leaves it empty, kept when the run wrote into it.
+mkdir -p fresh
+(
+  cd fresh || exit 1
+  unset CIFAR_RUN_DIR
+  FAKE_LAUNCHES=$PWD/refused.launches FAKE_EXITS=2 bash "$SOURCE_DIR/jobs/local_mpirun.sh" -n 1 -c 1 >refused.log 2>&1
+) && fail "the refused launch exited 0"
+(cd fresh && unset CIFAR_RUN_DIR && bash "$SOURCE_DIR/jobs/local_mpirun.sh" -n 1 -c 1 --max-restarts x >bad.log 2>&1) &&
+  fail "a bad --max-restarts was accepted"
+[[ -z $(find fresh/runs -mindepth 1 2>/dev/null) ]] ||
+  fail "refused launches left run folders behind: $(find fresh/runs -mindepth 1)"
+(
+  cd fresh || exit 1
+  unset CIFAR_RUN_DIR
+  FAKE_LAUNCHES=$PWD/wrote.launches FAKE_EXITS=0 FAKE_TOUCH=metrics.jsonl \
+    bash "$SOURCE_DIR/jobs/local_mpirun.sh" -n 1 -c 1 >wrote.log 2>&1
+) || { cat fresh/wrote.log; fail "the launch that writes failed"; }
+[[ $(find fresh/runs -name metrics.jsonl | wc -l) == 1 ]] || fail "the run folder of a launch that wrote was removed"
+echo "run folders: none left by 2 refused launches, kept by one that wrote"
 
 # shellcheck source=jobs/cifar_common.sh
 source "$SOURCE_DIR/jobs/cifar_common.sh"
