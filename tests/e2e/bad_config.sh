@@ -93,7 +93,7 @@ check_env_refuses() {  # check_env_refuses N CODE PATTERN ARGS... (ARGS name --d
 touch somefile
 "$CIFAR_PACK" --synthetic 1 --test-count 1 --output one.h5 >/dev/null
 check_env_refuses 0 2 "--lr must be positive (got -1)" --data "$E2E_DATA" --lr -1
-check_env_refuses 1 1 "missing.h5" --data missing.h5
+check_env_refuses 1 6 "missing.h5" --data missing.h5
 check_env_refuses 2 2 \
   "--checkpoint-dir somefile/ckpt: cannot write to folder somefile/ckpt (somefile: exists and is not a folder)" \
   --data "$E2E_DATA" --checkpoint-dir somefile/ckpt
