@@ -10,7 +10,8 @@
 #
 #   dev/campaign/damage_campaign.sh [BUILD_DIR] [SCALE]
 # BUILD_DIR: a built cpu preset (default build/cpu); SCALE multiplies the
-# counts (default 1: 10,500 files). Needs python3 with torch (tools/setup.sh).
+# counts (default 1: 10,500 files). Needs a python3 with torch ($PYTHON, else
+# python3; Debian's python3-torch: PYTHON=/usr/bin/python3).
 set -euo pipefail
 src=$(cd "$(dirname "$0")/../.." && pwd)
 build=$(cd "${1:-$src/build/cpu}" && pwd)

@@ -75,18 +75,20 @@ std::string resave_command(const std::string& path, const std::string& of) {
 // torch.save's legacy format, a whole pickled nn.Module, or an OrderedDict
 // (torch.save(model.state_dict())), which LibTorch 1.13's unpickler cannot
 // build. torch.save stores its pickle uncompressed, so the class names are
-// visible in the raw bytes.
+// visible in the raw bytes (a module's "_parameters" as BINUNICODE).
 void name_python_file(const std::string& path, const std::vector<char>& bytes) {
   const std::string file = "model file '" + path + "'";
   const std::string load = "torch.load('" + path + "')";
   if (bytes.size() >= kLegacyMagic.size() && std::equal(kLegacyMagic.begin(), kLegacyMagic.end(), bytes.begin()))
     throw CheckpointError(file + " is in torch.save's legacy format (_use_new_zipfile_serialization=False), which "
                           "LibTorch cannot read; save it again in the zip format: " + resave_command(path, load));
-  if (contains(bytes, "torch.nn.modules") || contains(bytes, "_parameters"))
+  if (contains(bytes, "torch.nn.modules") || contains(bytes, std::string("X\x0b\x00\x00\x00_parameters", 16)))
     throw CheckpointError(file + " holds a pickled nn.Module (torch.save(model)), not a state dict; save the "
                           "model's state dict instead: torch.save(dict(model.state_dict()), '" + path + "'), or " +
                           resave_command(path, load + ".state_dict()") + " where the model's class can be imported");
-  if (contains(bytes, "collections\nOrderedDict"))
+  // The pickle's first object (every tensor's rebuild also names an
+  // OrderedDict, for its hooks: a plain dict's file has the name too).
+  if (contains(bytes, "\x80\x02" "ccollections\nOrderedDict\n"))
     throw CheckpointError(file + " holds a Python OrderedDict (torch.save(model.state_dict())), which LibTorch cannot "
                           "read; save it again as a plain dict: " + resave_command(path, load));
 }
