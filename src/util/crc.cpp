@@ -26,9 +26,10 @@ struct Crc {
       for (uint32_t b = 0; b < 256; ++b) tables[k][b] = (tables[k - 1][b] >> 8) ^ tables[0][tables[k - 1][b] & 0xFFu];
   }
 
-  uint32_t operator()(const void* data, size_t size) const {
+  // The CRC of the bytes so far (`previous`, 0 for none) followed by these.
+  uint32_t operator()(uint32_t previous, const void* data, size_t size) const {
     const auto* p = static_cast<const unsigned char*>(data);
-    uint32_t crc = 0xFFFFFFFFu;
+    uint32_t crc = previous ^ 0xFFFFFFFFu;
     for (; size >= 8; p += 8, size -= 8) {
       uint32_t lo;
       uint32_t hi;
@@ -50,14 +51,16 @@ struct Crc {
 
 }  // namespace
 
-uint32_t crc32(const void* data, size_t size) {
+uint32_t crc32_update(uint32_t previous, const void* data, size_t size) {
   static const Crc<0xEDB88320u> crc;
-  return crc(data, size);
+  return crc(previous, data, size);
 }
+
+uint32_t crc32(const void* data, size_t size) { return crc32_update(0, data, size); }
 
 uint32_t crc32c(const void* data, size_t size) {
   static const Crc<0x82F63B78u> crc;
-  return crc(data, size);
+  return crc(0, data, size);
 }
 
 }  // namespace cifar

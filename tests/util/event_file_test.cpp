@@ -47,6 +47,7 @@ TEST(Crc32, PublishedCheckValues) {
   EXPECT_EQ(crc32("The quick brown fox jumps over the lazy dog"), 0x414FA339u);
   EXPECT_EQ(crc32(std::string(32, '\0')), 0x190A55ADu);
   EXPECT_EQ(crc32(std::string(32, '\xff')), 0xFF6CAB0Bu);
+  EXPECT_EQ(crc32_update(crc32("12345"), "6789", 4), 0xCBF43926u);  // in pieces
 }
 
 TEST(EventFile, MaskedCrcIsTensorFlows) { EXPECT_EQ(tfevents::masked_crc32c("123456789"), 0xC78AB0E5u); }
