@@ -16,6 +16,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "util/crc32.hpp"
 #include "util/log.hpp"
 
 namespace cifar {
@@ -68,6 +69,7 @@ struct Entry {
   uint64_t data = 0;    // the data's offset
   uint64_t compressed = 0;
   uint64_t size = 0;    // uncompressed: what LibTorch allocates
+  uint32_t crc = 0;     // the CRC-32 of the uncompressed bytes, as the writer recorded it
   bool stored = true;
 };
 
@@ -159,6 +161,9 @@ class Zip {
     x.compressed = le(c + 20, 4);
     x.size = le(c + 24, 4);
     x.header = le(c + 42, 4);
+    // miniz reads the central directory's CRC-32 (the local header's copy is
+    // zero where a data descriptor follows the data; torch writes none).
+    x.crc = static_cast<uint32_t>(le(c + 16, 4));
     constexpr uint64_t kSaturated = 0xFFFFFFFF;
     if (std::max({x.compressed, x.size, x.header}) == kSaturated) {
       // The zip64 extended information field holds the 64-bit values, in this
@@ -537,6 +542,44 @@ class SourceLine {
   size_t i_ = 0;
 };
 
+// Every entry's bytes against the CRC-32 its writer recorded in the central
+// directory: LibTorch's zip reader (miniz, built without its CRC checks)
+// never compares them, so a damaged tensor would load as it is.
+void check_crc(const Entry& e, uint32_t actual) {
+  if (actual != e.crc)
+    throw DamagedArchiveError(
+        e.name, strprintf("zip entry '%s' does not match its CRC-32 (its bytes give %08x, its writer recorded %08x%s)",
+                          e.name.c_str(), actual, e.crc,
+                          e.crc == 0 ? "; or it was saved without CRC-32s: save it again with them" : ""));
+}
+
+// Stored entries (all of torch's tensors and pickles, and the version record
+// LibTorch's reader parses when it opens the archive), checked where they
+// lie, before any reader sees them.
+void check_stored_crcs(const Zip& zip) {
+  for (const Entry& e : zip.entries())
+    if (e.stored) check_crc(e, crc32(zip.bytes() + e.data, e.compressed));
+}
+
+// Deflated entries (TorchScript's source files and debug pickles), inflated
+// by `reader` within the sizes Zip checked.
+void check_deflated_crcs(const Zip& zip, caffe2::serialize::PyTorchStreamReader& reader, const std::string& prefix) {
+  for (const Entry& e : zip.entries()) {
+    if (e.stored) continue;
+    if (lower(e.name).compare(0, prefix.size(), prefix) != 0)
+      throw ArchiveError("zip entry '" + e.name + "' is deflated and outside the archive's folder '" + prefix +
+                         "' (torch writes every entry inside it)");
+    uint32_t actual = 0;
+    try {
+      const auto record = reader.getRecord(e.name.substr(prefix.size()));
+      actual = crc32(std::get<0>(record).get(), std::get<1>(record));
+    } catch (const c10::Error&) {
+      throw DamagedArchiveError(e.name, "zip entry '" + e.name + "' does not inflate (its deflated bytes are not a deflate stream)");
+    }
+    check_crc(e, actual);
+  }
+}
+
 }  // namespace archive_detail
 
 // A zip reader's source that never reads past the end of its bytes (which
@@ -567,8 +610,10 @@ void check_torch_archive(const char* data, size_t size) {
   // allocates no more than the entries hold, and gives each pickle's bytes as
   // its unpickler will see them (TorchScript archives deflate source-range
   // pickles of more than 200 bytes; miniz looks names up ignoring case).
+  check_stored_crcs(zip);
   caffe2::serialize::PyTorchStreamReader reader(std::make_shared<BoundedBytesReader>(data, size));
   const std::string prefix = lower(zip.archive_name() + "/");
+  check_deflated_crcs(zip, reader, prefix);
   uint64_t storage_bytes = 0;
   for (const Entry& e : zip.entries()) {
     const std::string name = lower(e.name);

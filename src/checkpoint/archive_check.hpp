@@ -13,7 +13,10 @@
 // the program die on bad_alloc, thrash the node's memory, or read past a
 // record.
 //
-// check_torch_archive() walks the zip as miniz does and every pickle in it
+// check_torch_archive() walks the zip as miniz does, checks every entry's
+// bytes against the CRC-32 its writer recorded (LibTorch's miniz is built
+// without that check, so a damaged tensor loaded as it was), and walks every
+// pickle in it
 // (every entry whose name ends in "pkl") as LibTorch's unpickler does, and
 // refuses any size that no torch writer produces:
 //  - the end-of-central-directory records (zip64 included) and every central
@@ -21,6 +24,9 @@
 //    equal) or deflated (at most 1032 x its compressed size, deflate's limit),
 //    its local header and data lie before the central directory and overlap no
 //    other entry's; no two names are equal (miniz looks names up ignoring case);
+//  - every entry's uncompressed bytes have the CRC-32 the central directory
+//    records for them (a deflated entry is inflated to check it), else
+//    DamagedArchiveError naming the entry;
 //  - every pickle is stored, begins with PROTO 2, ends with STOP, and every
 //    opcode is one LibTorch reads, with its argument inside the pickle: string
 //    lengths within the bytes left, memo indices at most the number of entries
@@ -37,6 +43,7 @@
 #include <cstddef>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace cifar {
@@ -45,6 +52,17 @@ namespace cifar {
 class ArchiveError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
+};
+
+// An entry whose bytes do not match the CRC-32 its writer recorded: the file
+// was changed after it was written (a damaged disk, a partial copy, an edit).
+class DamagedArchiveError : public ArchiveError {
+ public:
+  DamagedArchiveError(std::string entry, const std::string& what) : ArchiveError(what), entry_(std::move(entry)) {}
+  const std::string& entry() const { return entry_; }  // "archive/data/3"
+
+ private:
+  std::string entry_;
 };
 
 // Throws ArchiveError when `size` bytes at `data` are not a zip archive whose

@@ -73,7 +73,7 @@ std::string newest_readable(const std::vector<std::string>& paths, std::string* 
       read_checkpoint(path);
       return path;
     } catch (const CheckpointError& e) {
-      log::warn(std::string("skipping ") + e.what());
+      log::warn(skipping_note(e.what(), paths, path));
       *reasons += std::string("\n  ") + e.what();
     }
   }

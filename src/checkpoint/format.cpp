@@ -184,10 +184,13 @@ std::vector<char> read_bytes(const std::string& path) {
 // what() carries a backtrace), torch::jit::ErrorReport, std::runtime_error,
 // an ArchiveError naming the entry -- into one CheckpointError:
 // "checkpoint 'PATH'<problem>: <their message>".
+// An entry that fails its CRC-32 says so: "checkpoint 'PATH' is damaged".
 template <typename Parse>
 auto rethrow_unreadable(const std::string& path, const std::string& problem, Parse&& parse) {
   try {
     return parse();
+  } catch (const DamagedArchiveError& e) {
+    throw unusable_checkpoint(path, std::string(" ") + kDamagedFile + ": " + e.what());
   } catch (const std::exception& e) {
     throw unusable_checkpoint(path, problem + ": " + error_text(e));
   }

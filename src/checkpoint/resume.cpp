@@ -259,6 +259,15 @@ std::string elastic_resume_note(const Checkpoint& c, const RunIdentity& run, dou
   return note;
 }
 
+std::string skipping_note(const std::string& why, const std::vector<std::string>& newest_first,
+                          const std::string& skipped) {
+  const auto it = std::find(newest_first.begin(), newest_first.end(), skipped);
+  const bool older = it != newest_first.end() && it + 1 != newest_first.end();
+  return "skipping " + why +
+         (older ? "; --resume auto tries the older checkpoint " + *(it + 1) + " instead"
+                : std::string("; no older checkpoint is left"));
+}
+
 std::string length_change_note(const Checkpoint& c, const RunIdentity& run) {
   const auto saved = config_values(c.run.config), now = config_values(run.config);
   auto value = [](const std::map<std::string, std::string>& m, const char* key) {

@@ -81,4 +81,9 @@ double lr_scale(const RunIdentity& run);
 // A warning for a resumed run whose length changed (--epochs, --max-steps)
 // under a schedule that depends on it (cosine, one-cycle), or "".
 std::string length_change_note(const Checkpoint& checkpoint, const RunIdentity& run);
+// --resume auto's one line for a checkpoint it passes over (unreadable or
+// damaged): "skipping <why>" and the older file of `newest_first`
+// (list_checkpoints' order) it tries instead, or that none is left.
+std::string skipping_note(const std::string& why, const std::vector<std::string>& newest_first,
+                          const std::string& skipped);
 }  // namespace cifar

@@ -16,6 +16,7 @@
 #include "util/atomic_file.hpp"
 #include "data/cifar_schema.hpp"
 #include "data/md5.hpp"
+#include "util/crc32.hpp"
 #include "util/error.hpp"
 #include "util/log.hpp"
 #include "util/paths.hpp"
@@ -129,6 +130,46 @@ FileMap read_archive(const std::string& path, std::string* md5, std::vector<std:
   return files;
 }
 
+// A gzip file's own check, which libarchive does not make: its last 8 bytes
+// hold the CRC-32 and the length (mod 2^32) of its decompressed bytes. A
+// changed byte in a stored deflate block (the pixels of the release compress
+// little) or in the trailer was otherwise packed as it was. One member, as
+// the release is; another pass through the file, decompressing it again.
+void check_gzip_trailer(const std::string& path) {
+  unsigned char head[2] = {0, 0}, tail[8] = {0};
+  {
+    std::ifstream in(path, std::ios::binary);
+    in.read(reinterpret_cast<char*>(head), 2);
+    if (!in || head[0] != 0x1f || head[1] != 0x8b) return;  // not gzip: libarchive's own checks
+    in.seekg(-8, std::ios::end);
+    in.read(reinterpret_cast<char*>(tail), 8);
+    if (!in) return;  // shorter than a trailer: the read below says so
+  }
+  const auto le32 = [](const unsigned char* p) {
+    return static_cast<uint32_t>(p[0]) | static_cast<uint32_t>(p[1]) << 8 | static_cast<uint32_t>(p[2]) << 16 |
+           static_cast<uint32_t>(p[3]) << 24;
+  };
+  const std::string damaged = "archive '" + path + "' is damaged (changed after it was written): ";
+  const std::string fix = "; download it again (tools/download_cifar10.sh)";
+  std::unique_ptr<archive, int (*)(archive*)> a(archive_read_new(), archive_read_free);
+  archive_read_support_filter_gzip(a.get());
+  archive_read_support_format_raw(a.get());
+  archive_entry* entry = nullptr;
+  if (archive_read_open_filename(a.get(), path.c_str(), 1 << 20) != ARCHIVE_OK ||
+      archive_read_next_header(a.get(), &entry) != ARCHIVE_OK)
+    throw DataError(damaged + "its gzip stream cannot be read: " + archive_error_string(a.get()) + fix);
+  std::vector<char> buffer(1 << 20);
+  uint32_t crc = 0, length = 0;
+  for (la_ssize_t n; (n = archive_read_data(a.get(), buffer.data(), buffer.size())) != 0;) {
+    if (n < 0) throw DataError(damaged + "its gzip stream does not decompress: " + archive_error_string(a.get()) + fix);
+    crc = crc32_update(crc, buffer.data(), static_cast<size_t>(n));
+    length += static_cast<uint32_t>(n);
+  }
+  if (crc != le32(tail) || length != le32(tail + 4))
+    throw DataError(damaged + strprintf("its decompressed bytes have CRC-32 %08x and length %u (mod 2^32); its gzip "
+                                        "trailer records %08x and %u", crc, length, le32(tail), le32(tail + 4)) + fix);
+}
+
 // ---- reading the folder.
 FileMap read_folder(const std::string& input, std::string* md5, std::vector<std::string>* others) {
   std::string folder = input;
@@ -219,6 +260,7 @@ CifarData read_cifar10_binary(const std::string& input) {
   const bool archive_input = !paths::is_directory(input);
   CifarData data;
   std::vector<std::string> others;  // .bin members the release does not have
+  if (archive_input) check_gzip_trailer(input);
   const FileMap files = archive_input ? read_archive(input, &data.source.md5, &others)
                                       : read_folder(input, &data.source.md5, &others);
   check_structure(input, files, others);

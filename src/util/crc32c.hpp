@@ -1,7 +1,7 @@
 // CRC-32C (Castagnoli: polynomial 0x1EDC6F41, bit-reflected 0x82F63B78),
 // the checksum of TFRecord files (TensorBoard's event files) and of iSCSI,
-// ext4 and others. Table-driven, one byte at a time: the event files it
-// serves are written a few hundred bytes per log line, so speed is no concern.
+// ext4 and others. Table-driven, as CRC-32 (util/crc32.hpp, which shares
+// its engine).
 #pragma once
 
 #include <cstddef>

@@ -3,12 +3,20 @@
 // TorchScript archive with its deflated records); every size LibTorch 1.13
 // would allocate from, patched into such a file, is refused naming the entry
 // and what is wrong; every optimiser's state has source files of the shape
-// check_module_sources() accepts, and a damaged line is refused.
+// check_module_sources() accepts, and a damaged line is refused. Every
+// entry's bytes are checked against its CRC-32: a byte changed in any entry
+// of the committed checkpoints (every format version) and of a Python-written
+// model file is refused naming the entry. The size and pickle checks behind
+// the CRC-32 check are tested on damaged files whose CRC-32s were repaired
+// (tests/support/zip_crcs.hpp), as a writer of those bytes would have them.
 #include <gtest/gtest.h>
 #include <torch/csrc/jit/serialization/pickle.h>
 #include <torch/torch.h>
 
 #include <algorithm>
+#include <cstring>
+#include <fstream>
+#include <iterator>
 #include <cstdint>
 #include <sstream>
 #include <string>
@@ -17,6 +25,8 @@
 #include "model/model.hpp"
 #include "checkpoint/archive_check.hpp"
 #include "optim/optimizer.hpp"
+#include "support/zip_crcs.hpp"
+#include "util/crc32.hpp"
 
 namespace cifar {
 namespace {
@@ -58,8 +68,8 @@ void put(std::vector<char>& b, size_t at, uint64_t v, int bytes) {
   for (int i = 0; i < bytes; ++i) b[at + static_cast<size_t>(i)] = static_cast<char>((v >> (8 * i)) & 0xFF);
 }
 
-// check_torch_archive's refusal, or "" when it accepts the bytes.
-std::string refusal(const std::vector<char>& b) {
+// check_torch_archive's refusal of the bytes as they are, or "" when it accepts them.
+std::string raw_refusal(const std::vector<char>& b) {
   try {
     check_torch_archive(b.data(), b.size());
   } catch (const ArchiveError& e) {
@@ -67,6 +77,8 @@ std::string refusal(const std::vector<char>& b) {
   }
   return "";
 }
+// ... of the bytes with their CRC-32s repaired: the checks behind the CRC-32 check.
+std::string refusal(const std::vector<char>& b) { return raw_refusal(test::with_zip_crcs_restored(b)); }
 
 void expect_refusal(const std::vector<char>& b, const std::vector<std::string>& parts) {
   const std::string why = refusal(b);
@@ -132,7 +144,8 @@ TEST(ArchiveCheck, PickleSizesPastThePickleAreRefused) {
   expect_refusal(b, {"opcode 0x56, which LibTorch's unpickler does not read"});
 }
 
-std::string source_refusal(const std::string& b) {
+std::string source_refusal(std::string b) {
+  b = test::with_zip_crcs_restored(b);
   try {
     check_torch_archive(b.data(), b.size());
     check_module_sources(b.data(), b.size());
@@ -176,6 +189,97 @@ TEST(ArchiveCheck, ASourceLineTorchDoesNotWriteIsRefused) {
   for (const char* part : {"source 'archive/code/__torch__/___torch_mangle_", ".py' line 2 is not one torch writes for a "
                            "module of attributes: '  __annotations_ = []'"})
     EXPECT_NE(why.find(part), std::string::npos) << why;
+}
+
+// The zip's entries as (name, data offset, length, method), read the simple
+// way (torch's files: no zip64 sizes below 4 GB).
+struct TestEntry {
+  std::string name;
+  size_t data, length;
+  int method;
+};
+std::vector<TestEntry> entries_of(const std::vector<char>& b) {
+  auto le = [&](size_t at, int n) {
+    uint64_t v = 0;
+    for (int i = n - 1; i >= 0; --i) v = (v << 8) | static_cast<unsigned char>(b[at + static_cast<size_t>(i)]);
+    return static_cast<size_t>(v);
+  };
+  std::vector<TestEntry> out;
+  const std::string sig = "PK\x01\x02";
+  for (auto it = b.begin(); (it = std::search(it, b.end(), sig.begin(), sig.end())) != b.end(); ++it) {
+    const size_t c = static_cast<size_t>(it - b.begin());
+    const size_t header = le(c + 42, 4);
+    if (c + 46 > b.size() || header + 30 > b.size() || std::string(&b[header], 4) != "PK\x03\x04") continue;
+    out.push_back({std::string(&b[c + 46], le(c + 28, 2)), header + 30 + le(header + 26, 2) + le(header + 28, 2),
+                   le(c + 20, 4), static_cast<int>(le(c + 10, 2))});
+  }
+  return out;
+}
+
+std::vector<char> file_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  EXPECT_TRUE(in.good()) << path;
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// A byte changed in the middle of any entry, stored or deflated, is refused
+// naming that entry; the CRC-32 field itself changed is refused too.
+void expect_every_entry_checked(const std::vector<char>& good, const std::string& what) {
+  ASSERT_EQ(raw_refusal(good), "") << what;
+  const auto entries = entries_of(good);
+  ASSERT_GE(entries.size(), 3u) << what;
+  for (const TestEntry& e : entries) {
+    if (e.length == 0) continue;
+    std::vector<char> b = good;
+    b[e.data + e.length / 2] ^= 0x5A;
+    const std::string why = raw_refusal(b);
+    EXPECT_NE(why.find("zip entry '" + e.name + "'"), std::string::npos) << what << ": " << why;
+    EXPECT_TRUE(why.find("does not match its CRC-32") != std::string::npos ||
+                (e.method == 8 && why.find("does not inflate") != std::string::npos))
+        << what << ": " << why;
+  }
+}
+
+TEST(ArchiveCheck, ZipCrc32IsTheStandardOne) {
+  // What torch's miniz writes in every entry's header: crc32("123456789").
+  EXPECT_EQ(crc32("123456789"), 0xCBF43926u);
+  const std::vector<char> b = pickled_dict();
+  const auto entries = entries_of(b);
+  const auto data = std::find_if(entries.begin(), entries.end(), [](const TestEntry& e) { return e.name == "archive/data/0"; });
+  ASSERT_NE(data, entries.end());
+  const at::Tensor w = torch::arange(12, torch::kFloat);
+  EXPECT_EQ(crc32(w.data_ptr(), 48), crc32(&b[data->data], data->length));
+}
+
+TEST(ArchiveCheck, AByteChangedInAnyEntryIsRefusedNamingIt) {
+  expect_every_entry_checked(pickled_dict(), "pickle_save's dict");
+  const std::string state = optimizer_archive();
+  expect_every_entry_checked(std::vector<char>(state.begin(), state.end()), "an Adam state (with deflated entries)");
+  for (int version = 1; version <= 3; ++version) {
+    const std::string path = std::string(CIFAR_CHECKPOINT_FORMATS_DIR) + "/format-" + std::to_string(version) + ".pt";
+    expect_every_entry_checked(file_bytes(path), path);
+  }
+  // The CRC-32 recorded in data/0's central directory entry, changed.
+  std::vector<char> b = pickled_dict();
+  b[central_entry(b, "archive/data/0") + 16] ^= 1;
+  EXPECT_EQ(refusal(b), "");  // repaired: the bytes are as written
+  EXPECT_NE(raw_refusal(b).find("zip entry 'archive/data/0' does not match its CRC-32"), std::string::npos)
+      << raw_refusal(b);
+}
+
+// unpickle_zip (checkpoints and model files) checks before LibTorch reads:
+// the damage is reported as such, naming the entry.
+TEST(ArchiveCheck, DamagedTensorBytesAreRefusedBeforeAnyTensorIsBuilt) {
+  std::vector<char> b = pickled_dict();
+  const auto entries = entries_of(b);
+  for (const TestEntry& e : entries)
+    if (e.name == "archive/data/0") std::memset(&b[e.data + 8], 0x7F, 4);  // a float turned NaN
+  try {
+    unpickle_zip(b);
+    ADD_FAILURE() << "a damaged tensor was decoded";
+  } catch (const DamagedArchiveError& e) {
+    EXPECT_EQ(e.entry(), "archive/data/0");
+  }
 }
 
 }  // namespace

@@ -20,6 +20,7 @@
 #include "util/atomic_file.hpp"
 #include "util/error.hpp"
 #include "util/paths.hpp"
+#include "support/zip_crcs.hpp"
 
 namespace cifar {
 namespace {
@@ -166,6 +167,18 @@ void expect_error(const std::function<void()>& f, const std::vector<std::string>
   }
 }
 
+// A fuzz-found input with its CRC-32s repaired (support/zip_crcs.hpp), in
+// `dir`: the fuzzer changed bytes without them, and the CRC-32 check would
+// refuse it before the check behind it that the test is about.
+std::string repaired_copy(const std::string& name, const TempDir& dir) {
+  std::ifstream in(std::string(CIFAR_FUZZ_REGRESSION_DIR) + "/checkpoint/" + name, std::ios::binary);
+  const std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_FALSE(bytes.empty()) << name;
+  const std::string path = dir.file(name);
+  write_file_atomically(path, test::with_zip_crcs_restored(bytes));
+  return path;
+}
+
 // A checkpoint whose zip directory points past the file's end: LibTorch
 // 1.13's pickle_load read past its buffer (a heap-buffer-overflow under ASan;
 // the checkpoint fuzz harness's finding). Read through a bounded adapter, it is
@@ -179,8 +192,9 @@ TEST(CheckpointFile, ZipDirectoryPastTheEndIsAnErrorNotAnOverRead) {
 // (LibTorch's unpickler takes sizes, strides and offsets as the file says):
 // refused when read, before anything is restored from them.
 TEST(CheckpointFile, TensorsPastTheirStorageAreRefused) {
+  TempDir tmp;
   for (const char* name : {"crash-tensor-past-its-storage-1.pt", "crash-tensor-past-its-storage-2.pt"}) {
-    const std::string path = std::string(CIFAR_FUZZ_REGRESSION_DIR) + "/checkpoint/" + name;
+    const std::string path = repaired_copy(name, tmp);
     expect_error([&] { read_checkpoint(path); }, {path, "reaches past its storage (truncated or corrupt?)"});
   }
 }
@@ -200,9 +214,12 @@ TEST(CheckpointFile, SizesPastTheFileAreRefusedBeforeLibTorchAllocatesThem) {
   expect_error([&] { read_checkpoint(dir + "oom-unpickler-memo-index-31GB-rezipped.pt"); },
                {dir + "oom-unpickler-memo-index-31GB-rezipped.pt", "is not readable (truncated or corrupt?)",
                 "pickle 'archive/data.pkl' (byte 2,342 of 3,626): memo index 1,986,619,491 stored after only "});
-  expect_error([&] { read_checkpoint(dir + "oom-unpickler-readBytes-4GB.pt"); },
-               {dir + "oom-unpickler-readBytes-4GB.pt", "is not readable (truncated or corrupt?)",
-                "BINUNICODE claims a string of "});
+  {
+    TempDir fixed;
+    const std::string readbytes = repaired_copy("oom-unpickler-readBytes-4GB.pt", fixed);
+    expect_error([&] { read_checkpoint(readbytes); },
+                 {readbytes, "is not readable (truncated or corrupt?)", "BINUNICODE claims a string of "});
+  }
 
   // A valid checkpoint loads; with its pickle's zip entry claiming 4 GB it is refused.
   torch::manual_seed(1);
@@ -229,7 +246,7 @@ TEST(CheckpointFile, SizesPastTheFileAreRefusedBeforeLibTorchAllocatesThem) {
     for (size_t field : {20u, 24u})  // compressed and uncompressed size: 0xF0F0F0F0
       for (size_t i = 0; i < 4; ++i) damaged[static_cast<size_t>(entry - bytes.begin()) + field + i] = '\xF0';
     const std::string bad = tmp.file("ckpt-e0001-s000011.pt");
-    write_file_atomically(bad, damaged);
+    write_file_atomically(bad, test::with_zip_crcs_restored(damaged));  // the sizes, not the CRC-32s
     expect_error([&] { read_checkpoint(bad); },
                  {bad + "'" + what + "zip entry 'archive/data.pkl' claims 4,042,322,160 bytes at byte ",
                   "past the archive's data", "--resume none"});
@@ -241,8 +258,8 @@ TEST(CheckpointFile, SizesPastTheFileAreRefusedBeforeLibTorchAllocatesThem) {
 // compiler read through a null pointer compiling it (SEGV in
 // ScriptTypeParser::parseClassConstant). Refused when read, naming the line.
 TEST(CheckpointFile, AnOptimiserSourceLineTorchDoesNotWriteIsRefused) {
-  const std::string path =
-      std::string(CIFAR_FUZZ_REGRESSION_DIR) + "/checkpoint/crash-optimizer-source-constant-without-type.pt";
+  TempDir tmp;
+  const std::string path = repaired_copy("crash-optimizer-source-constant-without-type.pt", tmp);
   expect_error([&] { read_checkpoint(path); },
                {path, "its optimiser state is not readable (corrupt?): source 'archive/code/__torch__/___torch_mangle_1.py' "
                 "line 2 is not one torch writes for a module of attributes: '  __annotations_ = []'", "--resume none"});

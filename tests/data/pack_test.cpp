@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <iterator>
 #include <tuple>
 
 #include "data/cifar_binary.hpp"
@@ -29,6 +30,31 @@ TEST(Pack, GeneratedArchiveMatchesItsBinFiles) {
   expect_pack_matches_bins(archive, bins, dir, "archive");
   // The extracted folder packs to the same data.
   expect_pack_matches_bins(dir.file("extracted"), bins, dir, "folder");
+}
+
+// The gzip trailer's CRC-32 (libarchive does not compare it): one byte
+// changed in the middle of the archive (random pixels compress little, so it
+// lies in a stored deflate block and decompresses without an error) or in
+// the trailer itself is refused as damage, before anything is packed.
+TEST(Pack, AnArchiveWithAChangedByteIsRefusedAsDamaged) {
+  test::TempDir dir;
+  const std::string archive = dir.file("release.tar.gz");
+  write_cifar10_binary(make_synthetic_cifar(50000, 10000, 13), archive);
+  std::ifstream in(archive, std::ios::binary);
+  const std::string good((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  for (const size_t at : {good.size() / 2, good.size() - 6}) {
+    std::string bad = good;
+    bad[at] = static_cast<char>(bad[at] ^ 0x10);
+    const std::string path = dir.file("damaged.tar.gz");
+    std::ofstream(path, std::ios::binary | std::ios::trunc) << bad;
+    try {
+      read_cifar10_binary(path);
+      ADD_FAILURE() << "a changed byte at " << at << " was accepted";
+    } catch (const DataError& e) {
+      EXPECT_NE(std::string(e.what()).find("archive '" + path + "' is damaged (changed after it was written): its "
+                                           "decompressed bytes have CRC-32 "), std::string::npos) << e.what();
+    }
+  }
 }
 
 TEST(Pack, RejectsAWrongStructure) {

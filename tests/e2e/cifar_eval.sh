@@ -4,9 +4,14 @@
 # the loss within 1e-6, for
 #   * a convnet trained 8 steps by cifar_mpi, on 2 ranks, and with --tta on 3
 #     ranks (uneven shards, 10 views);
-#   * a resnet18 saved by Python with torch.save(dict(model.state_dict()));
+#   * a resnet18 saved by Python with torch.save(dict(model.state_dict())),
+#     and the same with DistributedDataParallel's "module." key prefix (read
+#     without it, said once; the same scores);
 # refusals with exit code 6 (bad input) and one line naming the file, the model and the
-# key (another architecture), or the file (truncated, not a model file); and
+# key (another architecture), or the file (truncated, not a model file, a
+# folder, torch.save's legacy format, a pickled nn.Module, an OrderedDict, and
+# damaged content: 400 bytes changed inside a tensor of ours and of
+# Python's file, named by the zip entry whose CRC-32 fails); and
 # tools/plot_metrics --confusion draws the JSON.
 # shellcheck source=tests/e2e/common.sh
 source "$(dirname "$0")/common.sh"
@@ -44,7 +49,12 @@ with torch.no_grad():
         model(torch.randn(8, 3, 32, 32) * 0.5 + 0.1)
 torch.save(dict(model.state_dict()), "resnet18_py.pth")
 torch.save(model.state_dict(), "resnet18_ordered.pth")
+torch.save(model.state_dict(), "resnet18_legacy.pth", _use_new_zipfile_serialization=False)
+torch.save(model, "resnet18_module.pth")
+torch.save({"module." + k: v for k, v in model.state_dict().items()}, "resnet18_ddp.pth")
 PY
+cp resnet18_py.pth damaged_py.pth
+damaged_py_entry=$("$PYTHON" "$SOURCE_DIR/tests/support/damage_entry.py" damaged_py.pth) || fail "could not damage damaged_py.pth"
 wait_background "the convnet to score was not trained"
 
 background convnet.out score 2 convnet.log --model convnet --weights convnet.pth --data "$E2E_DATA" --batch-size 100 \
@@ -53,6 +63,9 @@ background convnet_tta.out score 3 convnet_tta.log --model convnet --weights con
   --batch-size 64 --tta mirror-translate --json convnet_tta.json
 background resnet.out score 2 resnet.log --model resnet18 --weights resnet18_py.pth --data small.h5 --batch-size 32 \
   --json resnet.json
+# DistributedDataParallel's "module." prefix on every key: read without it, said once.
+background resnet_ddp.out score 2 resnet_ddp.log --model resnet18 --weights resnet18_ddp.pth --data small.h5 \
+  --batch-size 32 --json resnet_ddp.json
 
 # The refusals, each with its own files.
 check_refused() {  # check_refused N PATTERN cifar_eval options...: exit code 6 (bad input) and one error line matching PATTERN
@@ -74,6 +87,9 @@ refused() {  # refused PATTERN cifar_eval options...: started in the background
   refusals=$((refusals + 1))
 }
 head -c 4000 convnet.pth >truncated.pth
+cp convnet.pth damaged.pth
+damaged_entry=$("$PYTHON" "$SOURCE_DIR/tests/support/damage_entry.py" damaged.pth) || fail "could not damage damaged.pth"
+mkdir weights_folder
 refused "model file 'convnet.pth' does not hold a ResNet18: 'conv1.weight' has shape \[32, 3, 3, 3\]" \
   --model resnet18 --weights convnet.pth
 refused "model file 'resnet18_py.pth' does not hold a ConvNet: 'conv1.weight'" --model convnet --weights resnet18_py.pth
@@ -81,6 +97,16 @@ refused "model file 'truncated.pth' is not a readable torch.save file" --weights
 refused "model file 'train.log' is not a readable torch.save file" --weights train.log
 refused "cannot open model file 'missing.pth'" --weights missing.pth
 refused "resnet18_ordered.pth' holds a Python OrderedDict" --model resnet18 --weights resnet18_ordered.pth
+refused "resnet18_legacy.pth' is in torch.save's legacy format (_use_new_zipfile_serialization=False)" \
+  --model resnet18 --weights resnet18_legacy.pth
+refused "resnet18_module.pth' holds a pickled nn.Module (torch.save(model)), not a state dict; save the model's state dict" \
+  --model resnet18 --weights resnet18_module.pth
+# Damaged content (400 bytes inside a tensor: the entry's CRC-32 no longer matches), ours and Python's.
+refused "model file 'damaged.pth' is damaged (changed after it was written): zip entry '$damaged_entry' does not match its CRC-32" \
+  --weights damaged.pth
+refused "model file 'damaged_py.pth' is damaged (changed after it was written): zip entry '$damaged_py_entry' does not match" \
+  --model resnet18 --weights damaged_py.pth
+refused "model file 'weights_folder' is a folder, not a file (pass a model file" --weights weights_folder
 check_unknown_model() {
   local rc=0
   mpi 2 "$CIFAR_EVAL" --weights convnet.pth --model vgg >refused.out 2>refused.err || rc=$?
@@ -91,6 +117,12 @@ check_unknown_model() {
 }
 background unknown_model.log check_unknown_model
 wait_background "a scoring run failed, or a bad model file or architecture was not refused as expected"
+
+expect_once() {  # expect_once FILE TEXT: TEXT on exactly one line of FILE
+  [[ $(grep -cF -- "$2" "$1") == 1 ]] || { cat "$1"; fail "$1 should say '$2' once"; }
+}
+expect_once resnet_ddp.log "model file 'resnet18_ddp.pth': every key begins with DistributedDataParallel's 'module.' prefix"
+sed 's/resnet18_ddp.pth/resnet18_py.pth/' resnet_ddp.json | cmp - resnet.json || fail "the DDP-prefixed file scored differently"
 
 # Python's numbers for the three scores, in one process.
 "$PYTHON" "$SOURCE_DIR/tests/e2e/eval_check.py" convnet convnet.pth "$E2E_DATA" convnet.json 2 100 \

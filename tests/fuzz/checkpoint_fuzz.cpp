@@ -6,6 +6,15 @@
 // or foreign file is one CheckpointError naming it; any other exception,
 // crash or sanitizer report is a bug. A decoded checkpoint must also hold
 // only tensors that lie within their storage, since restoring copies them.
+//
+// Content damage: an input accepted as it is must have every stored zip
+// entry's CRC-32 matching its bytes (the harness repairs them with
+// tests/support/zip_crcs.hpp, which counts the mismatches): a changed byte anywhere in a
+// tensor, a pickle or the optimiser state is refused, not loaded. Then the
+// same input with its CRC-32s repaired goes through the same steps, so that
+// the checks behind the CRC-32 check (sizes, pickles, sources, tensors past
+// their storage, restoring) are fuzzed as before: most mutations fail the
+// CRC-32 check alone.
 #include <torch/torch.h>
 
 #include <string>
@@ -13,6 +22,7 @@
 
 #include "config/train_config.hpp"
 #include "fuzz_support.hpp"
+#include "support/zip_crcs.hpp"
 #include "tiny_model.hpp"
 #include "model/model.hpp"
 #include "checkpoint/checkpoint.hpp"
@@ -113,21 +123,39 @@ void write_seeds(const std::string& dir) {
 
 }  // namespace cifar::fuzz
 
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  const std::string path = cifar::fuzz::write_scratch_file("ckpt-e0001-s000011.pt", data, size);
+namespace cifar::fuzz {
+namespace {
+
+// read_checkpoint and what --resume does with its result; false when refused.
+bool resume_from(const std::string& path) {
   try {
     const cifar::Checkpoint c = cifar::read_checkpoint(path);
-    cifar::fuzz::check_tensors(c.model_state);
-    cifar::fuzz::check_tensors(c10::IValue(c.parts));  // the optimiser's, lookahead's and generators' entries
+    check_tensors(c.model_state);
+    check_tensors(c10::IValue(c.parts));  // the optimiser's, lookahead's and generators' entries
 
-    const bool known = cifar::fuzz::known_optimizer(c.run.optimizer);
+    const bool known = known_optimizer(c.run.optimizer);
     const bool lookahead = c.parts.contains(std::string(cifar::Lookahead::kAverageKey));
-    cifar::fuzz::Run run(known ? c.run.optimizer : "adam", lookahead ? 1 : 0);
+    Run run(known ? c.run.optimizer : "adam", lookahead ? 1 : 0);
     cifar::check_resumable(c, path, run.identity);
     cifar::TrainState state = run.state();
     cifar::restore_checkpoint(c, path, state);
+    return true;
   } catch (const cifar::CheckpointError&) {
-    // The documented failure: one message naming the file and the fix.
+    return false;  // the documented failure: one message naming the file and the fix
   }
+}
+
+}  // namespace
+}  // namespace cifar::fuzz
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  const std::vector<char> input(reinterpret_cast<const char*>(data), reinterpret_cast<const char*>(data) + size);
+  const std::vector<char> repaired = cifar::test::with_zip_crcs_restored(input);
+  std::string path = cifar::fuzz::write_scratch_file("ckpt-e0001-s000011.pt", input.data(), input.size());
+  // Accepted with a stored entry whose CRC-32 does not match: damage loaded.
+  if (cifar::fuzz::resume_from(path) && cifar::test::zip_crc_mismatches(input) > 0) __builtin_trap();
+  if (repaired == input) return 0;
+  path = cifar::fuzz::write_scratch_file("ckpt-e0001-s000011.pt", repaired.data(), repaired.size());
+  cifar::fuzz::resume_from(path);
   return 0;
 }

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <iterator>
 
+#include "util/crc32.hpp"
 #include "util/crc32c.hpp"
 #include "util/error.hpp"
 #include "util/event_file.hpp"
@@ -35,6 +36,18 @@ TEST(Crc32c, PublishedCheckValues) {
   std::string ascending;
   for (int i = 0; i < 32; ++i) ascending += static_cast<char>(i);
   EXPECT_EQ(crc32c(ascending), 0x46DD794Eu);
+}
+
+// The zip format's CRC-32, which shares CRC-32C's engine: the catalogue's
+// check value, the empty string, and lengths around the eight-byte steps.
+TEST(Crc32, PublishedCheckValues) {
+  EXPECT_EQ(crc32("123456789"), 0xCBF43926u);  // CRC-32/ISO-HDLC, as zip and zlib compute it
+  EXPECT_EQ(crc32(""), 0u);
+  EXPECT_EQ(crc32("a"), 0xE8B7BE43u);
+  EXPECT_EQ(crc32("The quick brown fox jumps over the lazy dog"), 0x414FA339u);
+  EXPECT_EQ(crc32(std::string(32, '\0')), 0x190A55ADu);
+  EXPECT_EQ(crc32(std::string(32, '\xff')), 0xFF6CAB0Bu);
+  EXPECT_EQ(crc32_update(crc32("12345"), "6789", 4), 0xCBF43926u);  // in pieces
 }
 
 TEST(EventFile, MaskedCrcIsTensorFlows) { EXPECT_EQ(tfevents::masked_crc32c("123456789"), 0xC78AB0E5u); }

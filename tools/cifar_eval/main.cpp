@@ -4,7 +4,11 @@
 // and the confusion matrix as a table; --json writes the same numbers for
 // tools/plot_metrics --confusion, which draws them. The model file may be
 // cifar_mpi's --output or Python's torch.save(dict(model.state_dict())) for
-// the same architecture; a file of another architecture, or a corrupt one,
+// the same architecture (a state dict whose every key begins with
+// DistributedDataParallel's "module." is read without it, said once); a file
+// of another architecture, a damaged one (an entry failing its CRC-32), a
+// corrupt one or one LibTorch cannot read (the legacy format, a pickled
+// nn.Module, an OrderedDict: each named, with the command that re-saves it)
 // is refused with one line before any image is scored.
 //
 //   mpirun -np 4 cifar_eval --model convnet --weights ddp_model.pth --data data/cifar10.h5 [--tta mirror-translate]
