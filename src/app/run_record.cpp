@@ -93,7 +93,7 @@ int Trainer::report_already_finished() const {
   if (t.train_seconds > 0) {
     results = strprintf(". Its results as recorded: train_seconds=%.2f images_per_second=%.1f", t.train_seconds,
                         static_cast<double>(t.images) / t.train_seconds);
-    if (t.test_accuracy >= 0) results += strprintf(" test_accuracy=%.4f", t.test_accuracy);
+    if (config_.training.eval && t.test_accuracy >= 0) results += strprintf(" test_accuracy=%.4f", t.test_accuracy);
     if (t.reached_target())
       results += strprintf("; time to target %.2f s (epochs=%d accuracy=%.4f target=%.4f)", t.time_to_target,
                            t.target_epochs, t.target_accuracy, t.target);

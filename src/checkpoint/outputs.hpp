@@ -5,7 +5,7 @@
 //    each output is written through is created and deleted);
 //  * an output never replaces an input (--output or --metrics naming the
 //    --data, --config or --resume file), and two outputs are never one file;
-//  * each output (model file, metrics file, checkpoint folder) is locked
+//  * each output (model file, metrics file, checkpoint and TensorBoard folders) is locked
 //    against a second job for as long as this object lives; the refusal names
 //    the holder, and a crashed job's lock is gone with its process;
 //  * an output holding a file of another kind (check_output_kinds,
