@@ -209,8 +209,8 @@ void Checkpointer::save(const TrainingPosition& position, double loss_sum, doubl
     write_file_atomically(path, bytes);
     const size_t others = prune_checkpoints(config_.dir, config_.keep, run_id_);
     if (others > 0 && !told_about_others_) {
-      log::warn(strprintf("%s holds %zu checkpoint(s) that are not this run's (run %s): they are never pruned; "
-                          "move them to their own folder",
+      log::warn(strprintf("%s holds %zu checkpoint(s) not proven this run's (run %s; another run's, or without an "
+                          "owner record): they are never pruned; move them to their own folder, or delete them",
                           config_.dir.c_str(), others, run_id_.c_str()));
       told_about_others_ = true;
     }

@@ -114,7 +114,6 @@ RunOutputs::MadeFolders::~MadeFolders() {
 RunOutputs::RunOutputs(const TrainConfig& config, OutputUse use) {
   const bool claim = use == OutputUse::Claim;
   const auto outputs = output_files(config);
-  check_output_kinds(config);
   if (claim) {
     for (const auto& o : outputs) made_.note_missing(paths::parent(paths::absolute(o.path)));
     if (config.checkpoint.enabled()) made_.note_missing(config.checkpoint.dir);
@@ -122,6 +121,7 @@ RunOutputs::RunOutputs(const TrainConfig& config, OutputUse use) {
   }
   for (const auto& o : outputs) check_output_file(o, use);
   check_outputs_are_not_inputs(config);
+  check_output_kinds(config);
   const std::string& dir = config.checkpoint.dir;
   if (config.checkpoint.enabled()) {
     paths::require_writable_folder("checkpoint-dir", dir, dir, folder_use(use));

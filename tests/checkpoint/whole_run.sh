@@ -22,7 +22,7 @@ x_files=$(cd ckpt && md5sum ckpt-e0000-s00000[123].pt)
 train 2 y_more.log "${common[@]}" --seed 4 --epochs 2 --output y.pth --metrics "" --checkpoint-dir ckpt --resume auto \
   --keep-checkpoints 3
 expect_in y_more.log 'resumed from checkpoint ckpt/ckpt-e0001-s000008.pt'
-expect_in y_more.log "ckpt holds 3 checkpoint\(s\) that are not this run's \(run [0-9a-f]{16}\): they are never pruned"
+expect_in y_more.log "ckpt holds 3 checkpoint\(s\) not proven this run's \(run [0-9a-f]{16}; another run's, or without an owner record\): they are never pruned"
 [[ $(cd ckpt && md5sum ckpt-e0000-s00000[123].pt 2>/dev/null) == "$x_files" ]] ||
   fail "run Y's pruning deleted or changed run X's checkpoints: $(ls ckpt)"
 [[ $(find ckpt -name 'ckpt-*.pt' | sort | tr '\n' ' ') == \
