@@ -135,11 +135,13 @@ void Trainer::build_communication(const MpiEnvironment& env) {
   checkpoints_ = std::make_unique<Checkpointer>(
       config_.checkpoint, run_identity(config_, world_.size, data_.train.size(), data_.identity), state, *control_,
       [this] { check_state_before_write(); });
+  checkpoints_->set_totals_source([this] { return run_totals(); });
 }
 
 void Trainer::resume() {
   const std::optional<Checkpoint> checkpoint = checkpoints_->resume(
       [this](const Checkpoint& c, const RunIdentity& run) { continue_at(c, run); });
+  check_output_ownership();
   if (!checkpoint) return;
   const RunIdentity& run = checkpoints_->run();
   if (world_.rank == 0) {
@@ -151,6 +153,7 @@ void Trainer::resume() {
   resumed_loss_ = std::array<double, 2>{checkpoint->epoch_loss_sum, checkpoint->epoch_loss_count};
   guard_.restore_skipped(checkpoint->skipped_steps);
   resumed_from_ = checkpoints_->resumed_path();
+  adopt_resumed_totals();
   if (world_.rank == 0) metrics_.load_existing(position_.epoch);
 }
 
@@ -214,12 +217,6 @@ void Trainer::plan_schedule() {
                               plan_.total_steps, plan_.warmup_steps};
 }
 
-// After resume(): a resumed run's events continue from its checkpoint's step.
-void Trainer::open_tensorboard() {
-  if (world_.rank != 0 || config_.output.tensorboard.empty()) return;
-  tensorboard_ = std::make_unique<TensorBoardLog>(config_.output.tensorboard, position_.step, config_.training.eval);
-}
-
 void Trainer::announce() const {
   if (world_.rank != 0) return;
   log::info(strprintf("cifar_mpi: %d rank(s) on %d node(s), backend %s, device %s, %d thread(s) per rank (BLAS %d)",
@@ -239,9 +236,10 @@ void Trainer::announce() const {
 // ---- The run --------------------------------------------------------------
 
 int Trainer::train() {
-  if (position_.epoch >= plan_.epochs || plan_.finished(position_.step)) return report_already_finished();
+  if (already_finished()) return report_already_finished();
   announce();
   if (preempted_before_first_step()) return kExitPreempted;
+  claim_run_outputs();
   run_start_ = Clock::now();
   if (world_.rank == 0)
     log::info(strprintf("start-up (data, model, communicators) %.1f s", seconds_since(setup_start_)));
@@ -250,27 +248,9 @@ int Trainer::train() {
     if (!train_epoch()) return kExitPreempted;  // every rank: the checkpoint is complete
     end_epoch();
   }
+  report_unreached_target();
   save_outputs();
   comm_->barrier();
-  return kExitOk;
-}
-
-// Resumed from the end of the planned run: nothing to train. Said plainly,
-// instead of a RESULT line for zero seconds of training; the model file is
-// written from the checkpoint only when it is missing (a run that ended
-// between its last checkpoint and its model file).
-int Trainer::report_already_finished() const {
-  if (world_.rank != 0) return kExitOk;
-  log::info(strprintf("the run is already finished: %s is its end (epoch %d of %d, step %ld of %ld); nothing to "
-                      "train. To train longer, raise --epochs or --max-steps; for a new run, use another "
-                      "--checkpoint-dir",
-                      resumed_from_.c_str(), position_.epoch, plan_.epochs, position_.step, plan_.total_steps));
-  if (paths::exists(config_.output.model)) {
-    log::info("left " + config_.output.model + " as it is");
-  } else {
-    save_state_dict(*model_, config_.output.model);
-    log::info("wrote the missing " + config_.output.model + " from the checkpoint");
-  }
   return kExitOk;
 }
 
@@ -409,6 +389,7 @@ void Trainer::end_epoch() {
   const double seconds = seconds_since(epoch_.start);
   train_seconds_ += seconds;
   images_trained_ += epoch_.images * world_.size;
+  epoch_.counted = true;
   if (config_.runtime.profile) profile_.report(*comm_, epoch_.epoch, world_.num_nodes == 1);
   // A run stopped by --max-steps mid-epoch continues in this epoch.
   // The next epoch follows this world size's sampler (order_world_size 0).
@@ -456,6 +437,7 @@ void Trainer::check_target(EpochMetrics& row) {
   if (target <= 0 || reached_target_ || !row.evaluated || row.test_accuracy < target) return;
   reached_target_ = true;
   row.time_to_target = row.train_eval_seconds;
+  note_target_reached(row);
   if (world_.rank != 0) return;
   log::info(strprintf("TIME_TO_TARGET seconds=%.2f epochs=%d accuracy=%.4f target=%.4f",
                       row.train_eval_seconds, row.epoch + 1, row.test_accuracy, target));

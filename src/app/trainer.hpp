@@ -76,6 +76,7 @@ class Trainer {
     Clock::time_point start;
     torch::Tensor loss_sum;  // float64 [sum of losses * batch size, samples] on the device
     int64_t images = 0;      // trained by this rank
+    bool counted = false;    // its time and images are in the run's totals (end_epoch)
   };
 
   // Set-up, in the constructor's order.
@@ -91,7 +92,15 @@ class Trainer {
   void plan_schedule();
   void open_tensorboard();
   void announce() const;
+  // The whole-run record (run_record.cpp).
+  void check_output_ownership();
+  void adopt_resumed_totals();
+  RunTotals run_totals() const;
+  void note_target_reached(const EpochMetrics& row);
+  bool already_finished() const;
+  void claim_run_outputs() const;
   int report_already_finished() const;
+  void report_unreached_target() const;
   bool preempted_before_first_step();
 
   // The run.
@@ -149,6 +158,7 @@ class Trainer {
   double eval_seconds_ = 0;
   int64_t images_trained_ = 0;  // all ranks
   bool reached_target_ = false;  // --target-accuracy
+  RunTotals target_;             // the --target-accuracy figures, this run's or its checkpoint's
   Clock::time_point setup_start_, run_start_;
 };
 

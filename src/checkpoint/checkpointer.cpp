@@ -51,12 +51,23 @@ std::vector<std::string> list_checkpoints(const std::string& folder) {
   return paths;
 }
 
-void prune_checkpoints(const std::string& folder, int keep) {
-  const auto paths = list_checkpoints(folder);
-  for (size_t i = static_cast<size_t>(std::max(keep, 0)); i < paths.size(); ++i) {
-    if (std::remove(paths[i].c_str()) != 0)
-      log::warn("cannot delete old checkpoint " + paths[i] + ": " + std::strerror(errno));
+size_t prune_checkpoints(const std::string& folder, int keep, const std::string& run_id) {
+  std::vector<std::string> ours;
+  size_t others = 0;
+  for (const auto& path : list_checkpoints(folder)) {
+    if (checkpoint_record_of(path, run_id))
+      ours.push_back(path);
+    else
+      ++others;
   }
+  for (size_t i = static_cast<size_t>(std::max(keep, 0)); i < ours.size(); ++i) {
+    if (std::remove(ours[i].c_str()) != 0) {
+      log::warn("cannot delete old checkpoint " + ours[i] + ": " + std::strerror(errno));
+      continue;
+    }
+    std::remove(owner_record_path(ours[i]).c_str());  // a record without its file proves nothing
+  }
+  return others;
 }
 
 Checkpointer::Checkpointer(const CheckpointConfig& config, RunIdentity run, TrainState state, Communicator& control,
@@ -128,6 +139,7 @@ std::optional<Checkpoint> Checkpointer::resume(const ContinueAt& continue_at) {
     check_folder_belongs_to_this_run(path);
   });
   path = broadcast_string(control_, path);
+  adopt_run_id(path);
   if (path.empty()) return std::nullopt;
   std::optional<Checkpoint> checkpoint;
   agree_on(control_, [&] {
@@ -150,16 +162,59 @@ std::optional<Checkpoint> Checkpointer::resume(const ContinueAt& continue_at) {
   return checkpoint;
 }
 
-void Checkpointer::save(const TrainingPosition& position, double loss_sum, double loss_count) {
+// The run's id: the resumed checkpoint's, as its owner record proves it;
+// for a fresh start, or a checkpoint without a record (written before
+// records existed, or copied without it), the id of a run starting in this
+// folder. Rank 0 reads the record and every rank gets the same totals.
+// A --resume PATH without --checkpoint-dir continues that run too (its id,
+// when the record proves it); a fresh run without one has no id.
+void Checkpointer::adopt_run_id(const std::string& path) {
+  if (!config_.enabled() && path.empty()) return;
+  std::string text;
+  if (control_.rank() == 0 && !path.empty())
+    if (const auto record = checkpoint_record(path)) text = owner_record_text(*record);
+  const auto record = parse_owner_record(broadcast_string(control_, text));
+  run_id_ = record ? record->run : config_.enabled() ? new_run_id(run_, config_.dir) : "";
+  run_folder_ = config_.enabled() || !record ? config_.dir : record->checkpoint_dir;  // where it writes now
+  resumed_totals_ = record ? record->totals : RunTotals{};
+}
+
+void Checkpointer::save(const TrainingPosition& position, double loss_sum, double loss_count,
+                        bool partial_epoch_row) {
   const std::string path = paths::join(config_.dir, checkpoint_file_name(position));
-  if (path == last_written_) return;  // this exact state is on disk already
-  if (before_write_) before_write_();
+  // This exact state is on disk already (a step checkpoint at the epoch's
+  // end): only its record is brought up to date (the epoch's time, a target
+  // reached, a row written).
+  const bool on_disk = path == last_written_;
+  if (!on_disk && before_write_) before_write_();
   agree_on(control_, [&] {
     if (control_.rank() != 0) return;  // every rank holds the same state; the others wait here
+    if (on_disk) {
+      if (auto record = checkpoint_record_of(path, run_id_)) {
+        if (totals_) record->totals = totals_();
+        record->totals.partial_epoch_row = partial_epoch_row;
+        write_owner_record(owner_record_path(path), *record);
+      }
+      return;
+    }
     // A folder that cannot be made is reported by the write below, with the file's name.
     paths::create_directories(config_.dir);
-    write_file_atomically(path, encode_checkpoint(capture_checkpoint(run_, position, loss_sum, loss_count, state_)));
-    prune_checkpoints(config_.dir, config_.keep);
+    const auto bytes = encode_checkpoint(capture_checkpoint(run_, position, loss_sum, loss_count, state_));
+    // The record first: a checkpoint under its final name is always proven
+    // this run's (a crash in between leaves a record without its file).
+    OwnerRecord record = owner_record(run_id_, "checkpoint", config_.dir);
+    record.size = static_cast<int64_t>(bytes.size());
+    if (totals_) record.totals = totals_();
+    record.totals.partial_epoch_row = partial_epoch_row;
+    write_owner_record(owner_record_path(path), record);
+    write_file_atomically(path, bytes);
+    const size_t others = prune_checkpoints(config_.dir, config_.keep, run_id_);
+    if (others > 0 && !told_about_others_) {
+      log::warn(strprintf("%s holds %zu checkpoint(s) not proven this run's (run %s; another run's, or without an "
+                          "owner record): they are never pruned; move them to their own folder, or delete them",
+                          config_.dir.c_str(), others, run_id_.c_str()));
+      told_about_others_ = true;
+    }
     log::info(strprintf("checkpoint %s (epoch %d, batch %ld, step %ld)", path.c_str(), position.epoch,
                         position.batch_in_epoch, position.step));
   });
@@ -173,7 +228,7 @@ int Checkpointer::at_step_boundary(const TrainingPosition& position, const torch
   if (signal == 0 && !due) return 0;
   auto loss = epoch_loss.to(torch::kCPU, /*non_blocking=*/false, /*copy=*/true);
   control_.all_reduce(loss, ReduceOp::Sum);
-  save(position, loss[0].item<double>(), loss[1].item<double>());
+  save(position, loss[0].item<double>(), loss[1].item<double>(), false);
   if (signal != 0 && control_.rank() == 0)
     log::info(strprintf("preempted by %s: stopping at step %ld with checkpoint %s; exit code %d (resume with "
                         "--resume auto)",
@@ -188,7 +243,8 @@ void Checkpointer::at_epoch_end(const TrainingPosition& position, const torch::T
   if (!due && !last) return;
   // At an epoch boundary the next epoch's loss sums start from zero.
   const auto loss = position.batch_in_epoch == 0 ? torch::zeros({2}, torch::kFloat64) : epoch_loss.cpu();
-  save(position, loss[0].item<double>(), loss[1].item<double>());
+  // Inside an epoch (a --max-steps end), the epoch's row was just written for its part so far.
+  save(position, loss[0].item<double>(), loss[1].item<double>(), position.batch_in_epoch != 0);
 }
 
 }  // namespace cifar

@@ -15,6 +15,7 @@
 
 #include "checkpoint/format.hpp"
 #include "checkpoint/resume.hpp"
+#include "checkpoint/run_files.hpp"
 #include "checkpoint/train_state.hpp"
 #include "comm/communicator.hpp"
 #include "config/train_config.hpp"
@@ -28,8 +29,11 @@ bool is_checkpoint_file_name(const std::string& name);
 // Checkpoint files in `folder` named by checkpoint_file_name(), newest first
 // (highest step, then highest epoch). A missing folder has none.
 std::vector<std::string> list_checkpoints(const std::string& folder);
-// Deletes all but the newest `keep` of list_checkpoints(folder).
-void prune_checkpoints(const std::string& folder, int keep);
+// Deletes all but the newest `keep` of the checkpoints in `folder` that are
+// proven run `run_id`'s (checkpoint_record_of, run_files.hpp); another run's
+// files, and files without a record, are never deleted. Returns how many
+// checkpoints of the folder are not that run's.
+size_t prune_checkpoints(const std::string& folder, int keep, const std::string& run_id);
 
 // The trainer's side: decides when to write, writes collectively, resumes.
 // Collectives go over `control`, the job's host communicator, so deciding
@@ -57,6 +61,15 @@ class Checkpointer {
   // resume(), its step shape as resumed_step_shape() chose it, --lr's global
   // batch and whether the shape ever changed, as continued.
   const RunIdentity& run() const { return run_; }
+  // After resume(): the run's id (run_files.hpp; "" without --checkpoint-dir)
+  // and what the run had done at the resumed checkpoint, as its owner record
+  // says (zeros for a fresh start or a checkpoint without a record).
+  const std::string& run_id() const { return run_id_; }
+  // Where the run's checkpoints are, as its records name it.
+  const std::string& run_folder() const { return run_folder_; }
+  const RunTotals& resumed_totals() const { return resumed_totals_; }
+  // What each checkpoint's record holds of the run's totals (rank 0, at every write).
+  void set_totals_source(std::function<RunTotals()> totals) { totals_ = std::move(totals); }
 
   // At every optimiser-step boundary (collective): writes a checkpoint when
   // --checkpoint-every-steps is due or a preemption signal reached any rank.
@@ -70,7 +83,8 @@ class Checkpointer {
   void at_epoch_end(const TrainingPosition& position, const torch::Tensor& epoch_loss, bool last);
 
  private:
-  void save(const TrainingPosition& position, double loss_sum, double loss_count);
+  void save(const TrainingPosition& position, double loss_sum, double loss_count, bool partial_epoch_row);
+  void adopt_run_id(const std::string& path);
   std::string choose_resume_path() const;
   void check_folder_belongs_to_this_run(const std::string& resume_path) const;
 
@@ -81,6 +95,11 @@ class Checkpointer {
   std::function<void()> before_write_;
   std::string resumed_path_;
   std::string last_written_;
+  std::string run_id_;
+  std::string run_folder_;
+  RunTotals resumed_totals_;
+  std::function<RunTotals()> totals_;
+  bool told_about_others_ = false;
 };
 
 }  // namespace cifar

@@ -5,11 +5,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <utility>
 
 #include "checkpoint/checkpoint.hpp"
+#include "checkpoint/run_files.hpp"
 #include "util/atomic_file.hpp"
 #include "util/error.hpp"
 #include "util/log.hpp"
@@ -98,20 +100,46 @@ std::string checkpoint_lock_path(const std::string& checkpoint_dir) {
   return paths::join(checkpoint_dir, ".cifar_mpi.lock");
 }
 
+void RunOutputs::MadeFolders::note_missing(const std::string& folder) {
+  for (std::string f = paths::absolute(folder); !f.empty() && f != "/" && !paths::exists(f); f = paths::parent(f))
+    if (std::find(folders.begin(), folders.end(), f) == folders.end()) folders.push_back(f);
+  std::sort(folders.begin(), folders.end(),
+            [](const std::string& a, const std::string& b) { return a.size() > b.size(); });  // deepest first
+}
+
+RunOutputs::MadeFolders::~MadeFolders() {
+  for (const auto& f : folders) ::rmdir(f.c_str());  // fails, as it should, on a folder with files
+}
+
 RunOutputs::RunOutputs(const TrainConfig& config, OutputUse use) {
   const bool claim = use == OutputUse::Claim;
   const auto outputs = output_files(config);
+  if (claim) {
+    for (const auto& o : outputs) made_.note_missing(paths::parent(paths::absolute(o.path)));
+    if (config.checkpoint.enabled()) made_.note_missing(config.checkpoint.dir);
+    if (!config.output.tensorboard.empty()) made_.note_missing(config.output.tensorboard);
+  }
   for (const auto& o : outputs) check_output_file(o, use);
   check_outputs_are_not_inputs(config);
+  check_output_kinds(config);
   const std::string& dir = config.checkpoint.dir;
   if (config.checkpoint.enabled()) {
     paths::require_writable_folder("checkpoint-dir", dir, dir, folder_use(use));
     if (claim || paths::is_directory(dir))
       probe_temporary("checkpoint-dir", dir, paths::join(dir, checkpoint_file_name({0, 0, 0})));
   }
-  const std::string& tensorboard = config.output.tensorboard;  // event files are named per run: no lock
+  const std::string& tensorboard = config.output.tensorboard;
   if (!tensorboard.empty())
     paths::require_writable_folder("tensorboard", tensorboard, paths::absolute(tensorboard), folder_use(use));
+  // Two writers of one --tensorboard folder would each purge the other's
+  // curves (a file's SessionLog START): one job at a time, as for checkpoints.
+  if (!tensorboard.empty()) {
+    const std::string what = "--tensorboard " + tensorboard;
+    if (claim)
+      locks_.emplace_back(checkpoint_lock_path(tensorboard), what);
+    else
+      require_unlocked(checkpoint_lock_path(tensorboard), what);
+  }
   for (const auto& o : outputs) {
     const std::string what = "--" + o.option + " " + o.path;
     if (!claim) {

@@ -5,9 +5,14 @@
 //    each output is written through is created and deleted);
 //  * an output never replaces an input (--output or --metrics naming the
 //    --data, --config or --resume file), and two outputs are never one file;
-//  * each output (model file, metrics file, checkpoint folder) is locked
+//  * each output (model file, metrics file, checkpoint and TensorBoard folders) is locked
 //    against a second job for as long as this object lives; the refusal names
 //    the holder, and a crashed job's lock is gone with its process;
+//  * an output holding a file of another kind (check_output_kinds,
+//    run_files.hpp) is refused;
+//  * the folders it makes for them are removed again when this object goes
+//    (a start-up refusal, a run that wrote nothing) if they are still empty,
+//    so a refused run leaves no trace;
 //  * once locked, temporary files that a killed job left beside them
 //    (.NAME.tmp-PID) are deleted: no other process can be writing them.
 // OutputUse::Check (--check-env) runs the same checks and leaves no trace:
@@ -16,6 +21,7 @@
 // another job holds is reported but none is taken, and nothing is deleted.
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "config/train_config.hpp"
@@ -31,10 +37,18 @@ class RunOutputs {
   explicit RunOutputs(const TrainConfig& config, OutputUse use = OutputUse::Claim);
 
  private:
+  // The folders missing at start-up, deepest first: on destruction (after
+  // the locks, whose files are in them) each one still empty is removed.
+  struct MadeFolders {
+    std::vector<std::string> folders;
+    void note_missing(const std::string& folder);
+    ~MadeFolders();
+  };
+  MadeFolders made_;  // declared before locks_: destroyed after them
   std::vector<FileLock> locks_;
 };
 
-// The checkpoint folder's lock file.
+// The lock file of a folder output (--checkpoint-dir, --tensorboard).
 std::string checkpoint_lock_path(const std::string& checkpoint_dir);
 
 }  // namespace cifar

@@ -164,7 +164,8 @@ void visit_training_options(TrainingConfig& t, Visitor&& v) {
     "test-time augmentation: none | mirror (average with the mirrored image) | mirror-translate (also "
     "1-pixel translations)");
   v(s, "target-accuracy", t.target_accuracy, kFree,
-    "stop once the test accuracy reaches this fraction and print TIME_TO_TARGET (0: train the full run)");
+    "stop once the test accuracy reaches this fraction and print TIME_TO_TARGET; a run that ends below it prints "
+    "TARGET_NOT_REACHED (exit code 0) (0: train the full run)");
   v(s, "on-nonfinite", t.on_nonfinite, kFree,
     "a step whose averaged gradient is not finite: stop (exit code 5, nothing written after the last good step) | "
     "skip (no update; counted and reported)");
@@ -236,7 +237,8 @@ void visit_checkpoint_options(CheckpointConfig& c, Visitor&& v) {
   v(s, "checkpoint-dir", c.dir, kFree, "folder for checkpoints, one run's only (empty: no checkpoints)");
   v(s, "checkpoint-every-steps", c.every_steps, kFree, "also checkpoint every N optimiser steps (0: off)");
   v(s, "checkpoint-every-epochs", c.every_epochs, kFree, "checkpoint every N epochs (0: only at the end)");
-  v(s, "keep-checkpoints", c.keep, kFree, "how many recent checkpoints to keep");
+  v(s, "keep-checkpoints", c.keep, kFree,
+    "how many recent checkpoints of this run to keep (another run's are never deleted)");
   v(s, "resume", c.resume, kFree, "none | auto (newest complete checkpoint in --checkpoint-dir) | PATH");
   // kFree: a choice made when resuming, not part of what the run is; the
   // global batch it leads to is recorded in the checkpoint.

@@ -14,7 +14,9 @@
 // SessionLog START at the first step it can write, one past the steps
 // already done: a resumed run's tells the reader to drop whatever the
 // interrupted run wrote after its checkpoint (the resumed run writes those
-// steps again), so the curves continue without duplicates; a fresh run's
+// steps again), so the curves continue without duplicates (and, after a
+// --max-steps end inside an epoch, without that epoch's partial point, whose
+// step the START then includes); a fresh run's
 // (step 0) replaces an earlier run's curves in the same folder, as
 // TensorFlow's own restarts do.
 #pragma once
@@ -31,8 +33,12 @@ class TensorBoardLog {
  public:
   // `steps_done`: optimiser steps already done (the checkpoint's, 0 for a
   // fresh run); `with_test`: the run evaluates, so the test scalars mean
-  // something. Throws cifar::Error when the file cannot be created.
-  TensorBoardLog(const std::string& folder, long steps_done, bool with_test);
+  // something; `drop_last_step`: the START is at `steps_done` itself, so the
+  // reader also drops what the interrupted run wrote at that step (the
+  // point of an epoch it ended early, at --max-steps, which the resumed run
+  // writes again for the whole epoch). Throws cifar::Error when the file
+  // cannot be created.
+  TensorBoardLog(const std::string& folder, long steps_done, bool with_test, bool drop_last_step = false);
 
   // A progress line's numbers and the learning rate its batch used. Lines
   // that fall inside an optimiser step already written (--accumulate more

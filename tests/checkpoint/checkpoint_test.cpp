@@ -85,9 +85,27 @@ TEST(CheckpointFiles, NamesSortNewestFirstAndPruningKeepsTheNewest) {
   EXPECT_EQ(paths[1], dir.file("ckpt-e0001-s000020.pt"));
   EXPECT_EQ(paths[2], dir.file("ckpt-e0001-s000016.pt"));  // same step: the later position wins
   EXPECT_EQ(paths[3], dir.file("ckpt-e0000-s000016.pt"));
-  prune_checkpoints(dir.file(""), 2);
+  // Files without an owner record are nobody's proven files: never pruned.
+  EXPECT_EQ(prune_checkpoints(dir.file(""), 2, "run-a"), 4u);
+  EXPECT_EQ(list_checkpoints(dir.file("")), paths);
+  // Three of run-a's and one of run-b's, newest first: b's, then a's.
+  auto own = [&](const char* name, const char* run) {
+    OwnerRecord r = owner_record(run, "checkpoint", dir.file(""));
+    r.size = 1;  // touch() writes one byte
+    write_owner_record(owner_record_path(dir.file(name)), r);
+  };
+  own("ckpt-e0002-s000040.pt", "run-b");
+  own("ckpt-e0001-s000020.pt", "run-a");
+  own("ckpt-e0001-s000016.pt", "run-a");
+  own("ckpt-e0000-s000016.pt", "run-a");
+  EXPECT_EQ(prune_checkpoints(dir.file(""), 1, "run-a"), 1u);  // run-b's is left, and counted
   EXPECT_EQ(list_checkpoints(dir.file("")),
             (std::vector<std::string>{dir.file("ckpt-e0002-s000040.pt"), dir.file("ckpt-e0001-s000020.pt")}));
+  EXPECT_FALSE(paths::exists(owner_record_path(dir.file("ckpt-e0000-s000016.pt"))));  // gone with its file
+  // A record whose size is not the file's proves nothing.
+  touch(dir.file("ckpt-e0001-s000020.pt"), "longer now");
+  EXPECT_FALSE(checkpoint_record_of(dir.file("ckpt-e0001-s000020.pt"), "run-a"));
+  EXPECT_EQ(prune_checkpoints(dir.file(""), 0, "run-a"), 2u);
   EXPECT_TRUE(paths::exists(dir.file("notes.txt")));
   EXPECT_TRUE(list_checkpoints(dir.file("missing")).empty());
 }
