@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "app/startup_checks.hpp"
+#include "checkpoint/checkpointer.hpp"
 #include "checkpoint/outputs.hpp"
 #include "comm/agreement.hpp"
 #include "comm/backends.hpp"
@@ -113,6 +114,11 @@ void run_startup_checks(const MpiEnvironment& env, const TrainConfig& config, co
   agree_on_startup(env.comm(), [&] {
     const Dataset data = load_dataset(config.data, SplitRequest{false, false});
     plan_for_data(config, data.train.info.count, w.size);
+    // Outputs that are another run's: refused against the id the run would adopt.
+    if (w.rank == 0) {
+      const RunIdentity run = run_identity(config, w.size, data.train.info.count, data.identity);
+      check_output_owners(config, startup_run_id(config.checkpoint, run));
+    }
   });
 }
 

@@ -93,23 +93,20 @@ std::string newest_readable(const std::vector<std::string>& paths, std::string* 
 
 }  // namespace
 
-// Rank 0's choice: --resume PATH as given; --resume auto the newest file in
-// --checkpoint-dir that reads as a checkpoint (unreadable ones are skipped
-// with a warning, all unreadable is an error); "" for a fresh start.
-std::string Checkpointer::choose_resume_path() const {
+std::string choose_resume_path(const CheckpointConfig& config) {
   using Kind = ResumeRequest::Kind;
-  if (config_.resume.kind == Kind::None) return "";
-  if (config_.resume.kind == Kind::Path) return config_.resume.path;
-  const auto paths = list_checkpoints(config_.dir);
+  if (config.resume.kind == Kind::None) return "";
+  if (config.resume.kind == Kind::Path) return config.resume.path;
+  const auto paths = list_checkpoints(config.dir);
   if (paths.empty()) {
-    log::info("--resume auto: no checkpoint in " + config_.dir + "; starting afresh");
+    log::info("--resume auto: no checkpoint in " + config.dir + "; starting afresh");
     return "";
   }
   std::string reasons;
   const std::string path = newest_readable(paths, &reasons);
   if (path.empty())
     throw CheckpointError("--resume auto: none of the " + std::to_string(paths.size()) + " checkpoint(s) in " +
-                          config_.dir + " is readable:" + reasons);
+                          config.dir + " is readable:" + reasons);
   return path;
 }
 
@@ -135,7 +132,7 @@ std::optional<Checkpoint> Checkpointer::resume(const ContinueAt& continue_at) {
   std::string path;
   agree_on(control_, [&] {
     if (control_.rank() != 0) return;
-    path = choose_resume_path();
+    path = choose_resume_path(config_);
     check_folder_belongs_to_this_run(path);
   });
   path = broadcast_string(control_, path);
@@ -168,13 +165,23 @@ std::optional<Checkpoint> Checkpointer::resume(const ContinueAt& continue_at) {
 // folder. Rank 0 reads the record and every rank gets the same totals.
 // A --resume PATH without --checkpoint-dir continues that run too (its id,
 // when the record proves it); a fresh run without one has no id.
+std::string run_id_of(const std::optional<OwnerRecord>& record, const CheckpointConfig& config,
+                      const RunIdentity& run) {
+  return record ? record->run : config.enabled() ? new_run_id(run, config.dir) : "";
+}
+
+std::string startup_run_id(const CheckpointConfig& config, const RunIdentity& run) {
+  const std::string path = choose_resume_path(config);
+  return run_id_of(path.empty() ? std::nullopt : checkpoint_record(path), config, run);
+}
+
 void Checkpointer::adopt_run_id(const std::string& path) {
   if (!config_.enabled() && path.empty()) return;
   std::string text;
   if (control_.rank() == 0 && !path.empty())
     if (const auto record = checkpoint_record(path)) text = owner_record_text(*record);
   const auto record = parse_owner_record(broadcast_string(control_, text));
-  run_id_ = record ? record->run : config_.enabled() ? new_run_id(run_, config_.dir) : "";
+  run_id_ = run_id_of(record, config_, run_);
   run_folder_ = config_.enabled() || !record ? config_.dir : record->checkpoint_dir;  // where it writes now
   resumed_totals_ = record ? record->totals : RunTotals{};
 }

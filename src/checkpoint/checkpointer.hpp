@@ -35,6 +35,20 @@ std::vector<std::string> list_checkpoints(const std::string& folder);
 // checkpoints of the folder are not that run's.
 size_t prune_checkpoints(const std::string& folder, int keep, const std::string& run_id);
 
+// Rank 0's choice of the checkpoint a start-up resumes: --resume PATH as
+// given; --resume auto the newest file in --checkpoint-dir that reads as a
+// checkpoint (unreadable ones skipped with a warning, all unreadable an
+// error); "" for a fresh start.
+std::string choose_resume_path(const CheckpointConfig& config);
+// The run id a start-up adopts: the owner record's of the checkpoint it
+// resumes (`record`), else a new run's in --checkpoint-dir, else "" (no
+// --checkpoint-dir: the run owns nothing).
+std::string run_id_of(const std::optional<OwnerRecord>& record, const CheckpointConfig& config,
+                      const RunIdentity& run);
+// Both together, without restoring anything: what --check-env checks the
+// outputs' owners against.
+std::string startup_run_id(const CheckpointConfig& config, const RunIdentity& run);
+
 // The trainer's side: decides when to write, writes collectively, resumes.
 // Collectives go over `control`, the job's host communicator, so deciding
 // costs no GPU synchronisation.
@@ -85,7 +99,6 @@ class Checkpointer {
  private:
   void save(const TrainingPosition& position, double loss_sum, double loss_count, bool partial_epoch_row);
   void adopt_run_id(const std::string& path);
-  std::string choose_resume_path() const;
   void check_folder_belongs_to_this_run(const std::string& resume_path) const;
 
   const CheckpointConfig& config_;

@@ -5,7 +5,8 @@
 #    (Y's newest) prunes Y's files to --keep-checkpoints and leaves X's, saying so;
 #  * an --output or --metrics of another run, or holding a file of another
 #    kind (a checkpoint as --output, a model file as --metrics), is refused at
-#    start-up (exit 2) naming the path and the owner, and nothing is written;
+#    start-up (exit 2) naming the path and the owner, and nothing is written
+#    (--check-env refuses it alike);
 #  * a refused run leaves no folder it made behind.
 # shellcheck source=tests/checkpoint/lib.sh
 source "$(dirname "$0")/lib.sh"
@@ -45,6 +46,12 @@ expect_refused() {
   [[ $(md5sum x.pth x.jsonl ckpt/*.pt) == "$before" ]] || fail "$log: a refused run changed a file"
   [[ ! -e new ]] || fail "$log: the refused run left $(find new) behind"
   echo "ok ($log): $(grep -m1 -o 'error: .*' "$log" | cut -c1-260)"
+  # --check-env runs the same start-up checks: it fails alike, writing nothing.
+  rc=0
+  run 2 "check-$log" "${common[@]}" --epochs 1 "$@" --check-env || rc=$?
+  [[ $rc == 2 ]] || { cat "check-$log"; fail "check-$log: --check-env exited $rc, expected 2"; }
+  expect_in "check-$log" "$pattern"
+  [[ ! -e new ]] || fail "check-$log: --check-env left $(find new) behind"
 }
 expect_refused other_model.log \
   "--output x.pth belongs to another run \(run [0-9a-f]{16}, its checkpoints in $PWD/ckpt; owner record $PWD/.x.pth.run\): a run never replaces or appends to another run's files; continue that run \(--checkpoint-dir $PWD/ckpt --resume auto\), or give this run its own --output" \
