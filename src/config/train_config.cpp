@@ -188,6 +188,13 @@ void visit_optim_options(OptimConfig& o, const RegisteredNames& names, Visitor&&
     "Adam/SGD with the learning rate and step count in device tensors, stepped by ATen's fused multi-tensor "
     "kernels (LibTorch >= 2.4; plain tensor math before): the optimiser a CUDA graph can capture. Equal to the "
     "default one to rounding, same checkpoints; --cuda-graphs true implies it");
+  v(s, "muon-lr", o.muon_lr, kRun, "--optimizer muon: peak learning rate of the orthogonalised filters (and matrices)");
+  v(s, "muon-momentum", o.muon_momentum, kRun, "--optimizer muon: momentum of the orthogonalised parameters");
+  v(s, "muon-weight-decay", o.muon_weight_decay, kRun,
+    "--optimizer muon: decoupled weight decay of the orthogonalised parameters (p *= 1 - lr x this)");
+  v(s, "muon-matrices", o.muon_matrices, kRun,
+    "--optimizer muon: orthogonalise the 2-d weight matrices too (default: the 4-d convolution filters only, as "
+    "the record recipes)");
 }
 
 template <typename Visitor>
@@ -607,6 +614,9 @@ void validate_training(const TrainingConfig& t, const OptimConfig& o, const Regi
   require(o.warmup_epochs >= 0 && o.warmup_epochs <= t.epochs,
           "--warmup-epochs must be between 0 and --epochs (" + text(t.epochs) + "), got " + text(o.warmup_epochs));
   require(o.lookahead_every >= 0, "--lookahead-every must be 0 (off) or positive");
+  require(o.muon_lr > 0, "--muon-lr must be positive (got " + text(o.muon_lr) + ")");
+  require(o.muon_momentum >= 0 && o.muon_momentum < 1, "--muon-momentum must be in [0, 1)");
+  require(o.muon_weight_decay >= 0, "--muon-weight-decay must not be negative");
   require(!o.nesterov || contains(names.nesterov_optimizers, o.optimizer),
           "--nesterov applies to --optimizer " + one_of(names.nesterov_optimizers) + " only");
 }

@@ -78,6 +78,12 @@ struct OptimConfig {
   double warmup_epochs = 0.0;
   int lookahead_every = 0;  // pull the weights towards their running average every N steps (0: off)
   bool fused = false;  // --fused-optimizer: the graph-safe Adam/SGD (optim/fused_optimizer.hpp)
+  // --optimizer muon (optim/muon.hpp): the orthogonalised groups' peak rate,
+  // momentum and decoupled weight decay; whether 2-d matrices join the filters.
+  double muon_lr = 0.02;
+  double muon_momentum = 0.95;
+  double muon_weight_decay = 0.0;
+  bool muon_matrices = false;
 };
 
 struct CommConfig {
