@@ -129,6 +129,10 @@ void visit_data_options(DataConfig& d, const RegisteredNames& names, Visitor&& v
     "other half in odd ones)");
   v(s, "crop-pad", d.crop_pad, kRun, "padding of the random crop, in pixels (0: flips only)");
   v(s, "crop-padding", d.crop_padding, kRun, "zero | reflect: what the crop's padding holds");
+  v(s, "brightness-jitter", d.brightness_jitter, kRun,
+    "with --augment: add to each normalised image a shift uniform in [-this, this] (0: none)");
+  v(s, "contrast-jitter", d.contrast_jitter, kRun,
+    "with --augment: then multiply it by a factor uniform in [1 - this, 1 + this] (0: none)");
   v(s, "drop-last", d.drop_last, kRun, "drop the tail that does not fill a batch / divide by the world size");
   v(s, "normalize", d.normalize, kRun,
     "recipe (mean 0.5, std 0.5, as the Python recipe) | dataset (the file's mean/std)");
@@ -672,6 +676,8 @@ void validate(const TrainConfig& c, const RegisteredNames& names) {
   require(c.checkpoint.every_epochs >= 0, "--checkpoint-every-epochs must not be negative (0: only at the end), got " +
                                               text(c.checkpoint.every_epochs));
   require(c.checkpoint.keep >= 1, "--keep-checkpoints must be at least 1");
+  require(c.data.brightness_jitter >= 0 && c.data.contrast_jitter >= 0 && c.data.contrast_jitter < 1,
+          "--brightness-jitter must not be negative and --contrast-jitter must be in [0, 1)");
   validate_names_and_paths(c, names);
 }
 

@@ -40,6 +40,8 @@ struct DataConfig {
   FlipMode flip = FlipMode::Random;
   int crop_pad = 4;                 // the crop's offsets: -crop_pad..crop_pad pixels
   CropPadding crop_padding = CropPadding::Zero;
+  double brightness_jitter = 0;  // with augment: added, uniform in +-this, to the normalised image
+  double contrast_jitter = 0;    // with augment: then multiplied, uniform in 1 +- this
   bool drop_last = false;
   NormalizeKind normalize = NormalizeKind::Recipe;
   int prefetch_batches = 2;  // prepared ahead by one background thread per rank; 0: inline
