@@ -424,6 +424,7 @@ bool Trainer::evaluate_if_due(bool run_ends) {
   const auto start = Clock::now();
   EvalOptions options;  // batches of 1000
   options.views = tta_views(t.tta);
+  options.tta_fraction = t.tta_fraction;
   options.device = placement_.device;
   options.format = format_;
   options.precision = t.precision;

@@ -164,6 +164,9 @@ void visit_training_options(TrainingConfig& t, Visitor&& v) {
     "fp32 | bf16 (autocast; CPUs and GPUs) | fp16 (autocast and loss scaling; GPUs)");
   v(s, "eval", t.eval, kFree, "evaluate on the test split after every epoch");
   v(s, "eval-every-epochs", t.eval_every_epochs, kFree, "evaluate only every N epochs, and after the last");
+  v(s, "tta-fraction", t.tta_fraction, kFree,
+    "with --tta: only this fraction of each evaluation batch, its least confident images, gets the views "
+    "(selective TTA; 1: all)");
   v(s, "tta", t.tta, kFree,
     "test-time augmentation: none | mirror (average with the mirrored image) | mirror-translate (also "
     "1-pixel translations)");
@@ -610,6 +613,7 @@ void validate_training(const TrainingConfig& t, const OptimConfig& o, const Regi
   require(t.global_batch_size >= 0, "--global-batch-size must be 0 (use --batch-size) or positive");
   require(t.eval_every_epochs >= 1, "--eval-every-epochs must be at least 1");
   require(t.label_smoothing >= 0 && t.label_smoothing < 1, "--label-smoothing must be in [0, 1)");
+  require(t.tta_fraction > 0 && t.tta_fraction <= 1, "--tta-fraction must be in (0, 1]");
   require(t.target_accuracy >= 0 && t.target_accuracy <= 1, "--target-accuracy must be in [0, 1]");
   require(t.target_accuracy == 0 || t.eval, "--target-accuracy needs --eval true (the test accuracy decides)");
   require(o.lr > 0, "--lr must be positive (got " + text(o.lr) + ")");
