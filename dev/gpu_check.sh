@@ -8,7 +8,7 @@
 # convnet and resnet18 in fp32 and bf16, profile one GPU for the scaling
 # model, run the CPU suites against this LibTorch, judge the placement with
 # --check-env, train with NCCL (np 1) and with MPI on the GPU (np 2), and time
-# the speed recipe against airbench94.
+# the speed recipes (speed94, speed94_muon) against the airbench94 and Hiverge peers.
 #
 # Every step logs to $OUT/<step>.log under its own timeout; a failing step
 # does not stop the others; $OUT/summary.md (rewritten after every step) has
@@ -41,6 +41,7 @@ readonly repo=$PWD
 : "${GPU_CUDA_HOME:=${CUDA_HOME:-/usr/local/cuda}}"
 : "${GPU_SEED_DDP:=.gpu/seed_ddp.py}"      # the Python reference recipe (convnet peer)
 : "${GPU_AIRBENCH:=.gpu/airbench}"         # a copy of airbench (airbench94.py, make_data.py)
+: "${GPU_HIVERGE:=.gpu/hiverge}"           # a copy of hiverge/cifar10-speedrun (cifar10_speedrun.py)
 : "${GPU_SPEED_RUNS:=3}"                   # runs of each side in bench_speed94_*
 : "${GPU_BIN_DATA:=.gpu/cifar-10-batches-bin}"  # binary-layout data for the Python peers
 : "${GPU_IMAGES:=20000}"                   # training images in the synthetic data sets
@@ -52,7 +53,7 @@ readonly repo=$PWD
 : "${GPU_PACK_ARGS:=--synthetic $GPU_IMAGES}"
 # Arguments every cifar_mpi run shares; the training runs add theirs.
 : "${GPU_TRAIN_ARGS:=--batch-size $GPU_BATCH --log-every 10}"
-: "${GPU_STEP_TIMEOUTS:=deps=90 env=45 build=330 test_gpu=90 check_env=45 pack=45 train_nccl=60 train_mpi2=60 bench_convnet_cpp=45 bench_convnet_py=90 bench_resnet18_cpp=45 bench_convnet_torch=150 bench_resnet18_torch=180 bench_convnet_bf16=45 bench_resnet18_bf16=45 bench_resnet18_nocl=45 bench_convnet_host=45 test_cpu=150 train_resume=120 bench_resnet18_host=45 train_graphs=90 bench_convnet_graphs=45 bench_resnet18_graphs=45 bench_convnet_graphs_bf16=45 bench_resnet18_graphs_bf16=45 profile=90 bench_speed94_cpp=90 bench_speed94_airbench=120}"
+: "${GPU_STEP_TIMEOUTS:=deps=90 env=45 build=330 test_gpu=90 check_env=45 pack=45 train_nccl=60 train_mpi2=60 bench_convnet_cpp=45 bench_convnet_py=90 bench_resnet18_cpp=45 bench_convnet_torch=150 bench_resnet18_torch=180 bench_convnet_bf16=45 bench_resnet18_bf16=45 bench_resnet18_nocl=45 bench_convnet_host=45 test_cpu=150 train_resume=120 bench_resnet18_host=45 train_graphs=90 bench_convnet_graphs=45 bench_resnet18_graphs=45 bench_convnet_graphs_bf16=45 bench_resnet18_graphs_bf16=45 profile=90 bench_speed94_cpp=90 bench_speed94_airbench=120 bench_speed94_muon_cpp=90 bench_speed94_hiverge=150}"
 : "${GPU_ARCHIVE:=1}"                      # 1: at the end, every log in $OUT/gpu_check_logs.tgz, beside summary.md only
 # The PyTorch peers' variants (dev/bench/torch_peer_bench.py): eager and
 # torch.compile's CUDA-graph mode, fp32 and bf16, as cifar_mpi's four below.
@@ -66,7 +67,8 @@ readonly kAllSteps=(deps env build pack test_gpu train_graphs train_resume
                     bench_resnet18_cpp bench_resnet18_graphs bench_resnet18_torch
                     bench_convnet_bf16 bench_convnet_graphs_bf16 bench_resnet18_bf16 bench_resnet18_graphs_bf16
                     profile test_cpu check_env train_nccl train_mpi2
-                    bench_speed94_cpp bench_speed94_airbench bench_convnet_py
+                    bench_speed94_cpp bench_speed94_airbench bench_speed94_muon_cpp bench_speed94_hiverge
+                    bench_convnet_py
                     bench_convnet_host bench_resnet18_host bench_resnet18_nocl)
 
 h5=$GPU_WORK/synthetic.h5
@@ -404,31 +406,57 @@ step_profile() {
 # With the real archive carried as .gpu/cifar-10-batches-bin the accuracies
 # mean something too (time to 94% on pristine data); on synthetic data only
 # the times compare.
-step_bench_speed94_cpp() {
-  local r times=()
-  for ((r = 0; r < GPU_SPEED_RUNS; r++)); do
-    "${kMpirun[@]}" -np 1 "$(cifar_mpi_bin)" --config config/speed94.ini --backend nccl --device cuda \
-      --data "$(speed94_data)" --seed "$r" --output "$GPU_WORK/speed94_$r.pth" --metrics "$OUT/speed94_$r.jsonl"
-    times+=("$(last_metric train_eval_seconds "$OUT/speed94_$r.jsonl")")
+# time_config CONFIG NAME: one warm-up run, then GPU_SPEED_RUNS timed runs of
+# CONFIG on one GPU (the records' protocol); the figure: each run's seconds
+# of training plus evaluation and accuracy, their mean and spread.
+time_config() {
+  local config=$1 name=$2 r times=() accs=()
+  for ((r = -1; r < GPU_SPEED_RUNS; r++)); do
+    "${kMpirun[@]}" -np 1 "$(cifar_mpi_bin)" --config "$config" --backend nccl --device cuda \
+      --data "$(speed94_data)" --seed "$((r + 1))" --output "$GPU_WORK/${name}_$r.pth" --metrics "$OUT/${name}_$r.jsonl"
+    ((r >= 0)) || continue  # the warm-up: lazy CUDA init, cuDNN autotuning
+    times+=("$(last_metric train_eval_seconds "$OUT/${name}_$r.jsonl")")
+    accs+=("$(last_metric test_accuracy "$OUT/${name}_$r.jsonl")")
   done
-  figure "train+eval s per run: ${times[*]}; mean $(mean "${times[@]}"); accuracy $(last_metric test_accuracy "$OUT/speed94_0.jsonl")"
+  figure "train+eval s per run (after a warm-up): ${times[*]}; mean $(mean "${times[@]}") spread $(spread "${times[@]}"); accuracy ${accs[*]}; mean $(mean "${accs[@]}") spread $(spread "${accs[@]}")"
 }
+
+step_bench_speed94_cpp() { time_config config/speed94.ini speed94; }
+step_bench_speed94_muon_cpp() { time_config config/speed94_muon.ini speed94_muon; }
 
 step_bench_speed94_airbench() {
   [[ -f $GPU_AIRBENCH/airbench94.py && -f $GPU_AIRBENCH/make_data.py ]] ||
     { echo "$GPU_AIRBENCH/airbench94.py or make_data.py missing: carry a copy of ../shared/bench/airbench"; return 1; }
-  local bin data=$GPU_WORK/airbench_data
-  bin=$(speed_binary_data)
-  if [[ ! -f $data/train.pt ]]; then
-    tar -C "$(dirname "$bin")" -czf "$GPU_WORK/airbench_src.tar.gz" "$(basename "$bin")"
-    "$PY" "$GPU_AIRBENCH/make_data.py" "$GPU_WORK/airbench_src.tar.gz" "$data"
-  fi
+  local data
+  data=$(airbench_data)
   # One extra first run: the peer's own warm-up (cuDNN autotuning, lazy CUDA init) is not in its figures.
   (cd "$GPU_WORK" && AIRBENCH_DATA=$data AIRBENCH_RUNS=$((GPU_SPEED_RUNS + 1)) "$PY" "$repo/$GPU_AIRBENCH/airbench94.py")
   local times
   # Its final rows: "|  run  |  eval  | ... | tta_val_acc | total_time_seconds |"
   read -r -a times < <(awk -F'|' '$3 ~ /eval/ { gsub(/ /, "", $8); printf "%s ", $8 }' "$OUT/$step.log")
   figure "train+eval s per run (first is warm-up): ${times[*]}; mean of the rest $(mean "${times[@]:1}"); $(grep -m1 -oE 'Mean: [0-9.]+' "$OUT/$step.log")"
+}
+
+# airbench_data: the peers' train.pt/test.pt (their make_data.py) of speed_binary_data.
+airbench_data() {
+  local bin data=$GPU_WORK/airbench_data
+  bin=$(speed_binary_data)
+  if [[ ! -f $data/train.pt ]]; then
+    tar -C "$(dirname "$bin")" -czf "$GPU_WORK/airbench_src.tar.gz" "$(basename "$bin")" >&2
+    "$PY" "$GPU_AIRBENCH/make_data.py" "$GPU_WORK/airbench_src.tar.gz" "$data" >&2
+  fi
+  echo "$data"
+}
+
+# The Hiverge peer on the same GPU and data: its own warm-up run, then
+# GPU_SPEED_RUNS timed runs; it prints the mean and spread of both.
+step_bench_speed94_hiverge() {
+  [[ -f $GPU_HIVERGE/cifar10_speedrun.py && -f $GPU_AIRBENCH/make_data.py ]] ||
+    { echo "$GPU_HIVERGE/cifar10_speedrun.py or $GPU_AIRBENCH/make_data.py missing: carry copies of the peers"; return 1; }
+  local data
+  data=$(airbench_data)
+  (cd "$GPU_WORK" && AIRBENCH_DATA=$data HIVERGE_RUNS=$GPU_SPEED_RUNS "$PY" "$repo/$GPU_HIVERGE/cifar10_speedrun.py")
+  figure "$(grep -E '^(Accuracies|Times)' "$OUT/$step.log" | tr '\n' ';')"
 }
 
 # speed_binary_data: CIFAR-10's binary layout at full size (5 x 10,000
@@ -463,7 +491,16 @@ speed94_data() {
   echo "$out"
 }
 
-mean() { printf '%s\n' "$@" | awk 'NF { s += $1; n++ } END { if (n) printf "%.2f\n", s / n; else print "n/a" }'; }
+# The mean: 2 decimals, 4 below 10 (accuracies, seconds of a record run).
+mean() {
+  printf '%s\n' "$@" | awk 'NF { s += $1; n++ }
+    END { if (!n) print "n/a"; else if (s / n < 10) printf "%.4f\n", s / n; else printf "%.2f\n", s / n }'
+}
+# The sample standard deviation.
+spread() {
+  printf '%s\n' "$@" | awk 'NF { s += $1; ss += $1 * $1; n++ }
+    END { if (n > 1) printf "%.4f\n", sqrt((ss - s * s / n) / (n - 1)); else print "n/a" }'
+}
 
 # ---- the driver -------------------------------------------------------------------
 step_timeout() {

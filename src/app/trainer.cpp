@@ -129,6 +129,7 @@ void Trainer::build_communication(const MpiEnvironment& env) {
   const BucketOptions buckets{static_cast<size_t>(config_.comm.first_bucket_mb * (1 << 20)),
                               static_cast<size_t>(config_.comm.bucket_mb * (1 << 20))};
   reducer_ = std::make_unique<GradientReducer>(parameters_, untrained_state(*model_), *comm_, buckets);
+  optimizer_->distribute(*comm_);
   const TrainState state{*model_,           optimizer_->torch_optimizer(), scaler_, placement_.device,
                          lookahead_.get(), &guard_.skipped() /* a live count */};
   if (config_.runtime.cuda_graphs) graphed_ = std::make_unique<GraphedStep>(placement_.device, *control_, *comm_);
@@ -215,6 +216,7 @@ void Trainer::count_steps_from(const TrainingPosition& position) {
 void Trainer::plan_schedule() {
   schedule_ = ScheduleOptions{config_.optim.schedule, config_.optim.lr * lr_scale(checkpoints_->run()),
                               plan_.total_steps, plan_.warmup_steps};
+  optimizer_->set_total_steps(plan_.total_steps);
 }
 
 void Trainer::announce() const {
@@ -308,7 +310,8 @@ bool Trainer::train_epoch() {
 torch::Tensor Trainer::train_step(const Batch& batch, bool ends_step) {
   if (plan_.starts_step(position_.batch_in_epoch)) {
     optimizer_->zero_grad();
-    optimizer_->set_learning_rate(learning_rate(schedule_, position_.step), position_.epoch);
+    optimizer_->set_learning_rate(learning_rate(schedule_, position_.step),
+                                  StepPoint{position_.epoch, position_.step, plan_.steps_per_epoch}, schedule_.peak_lr);
   }
   if (graphed_ && graphed_->fits(batch, plan_.batch_size)) return graphed_step(batch);
   reducer_->broadcast_buffers();
@@ -410,6 +413,7 @@ bool Trainer::evaluate_if_due(bool run_ends) {
   const auto start = Clock::now();
   EvalOptions options;  // batches of 1000
   options.views = tta_views(t.tta);
+  options.tta_fraction = t.tta_fraction;
   options.device = placement_.device;
   options.format = format_;
   options.precision = t.precision;

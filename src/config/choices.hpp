@@ -16,7 +16,7 @@ namespace cifar {
 
 enum class DeviceRequest { Auto, Cpu, Cuda };
 enum class Precision { Fp32, Bf16, Fp16 };
-enum class ScheduleKind { Constant, Cosine, OneCycle, Triangle };
+enum class ScheduleKind { Constant, Cosine, OneCycle, Triangle, Linear };
 enum class NormalizeKind { Recipe, Dataset };
 enum class FlipMode { Random, Alternating };
 enum class CropPadding { Zero, Reflect };
@@ -40,10 +40,11 @@ struct ChoiceNames<Precision> {
 };
 template <>
 struct ChoiceNames<ScheduleKind> {
-  static constexpr std::array<std::pair<ScheduleKind, const char*>, 4> values{{{ScheduleKind::Constant, "constant"},
+  static constexpr std::array<std::pair<ScheduleKind, const char*>, 5> values{{{ScheduleKind::Constant, "constant"},
                                                                               {ScheduleKind::Cosine, "cosine"},
                                                                               {ScheduleKind::OneCycle, "onecycle"},
-                                                                              {ScheduleKind::Triangle, "triangle"}}};
+                                                                              {ScheduleKind::Triangle, "triangle"},
+                                                                              {ScheduleKind::Linear, "linear"}}};
 };
 template <>
 struct ChoiceNames<NormalizeKind> {

@@ -129,6 +129,10 @@ void visit_data_options(DataConfig& d, const RegisteredNames& names, Visitor&& v
     "other half in odd ones)");
   v(s, "crop-pad", d.crop_pad, kRun, "padding of the random crop, in pixels (0: flips only)");
   v(s, "crop-padding", d.crop_padding, kRun, "zero | reflect: what the crop's padding holds");
+  v(s, "brightness-jitter", d.brightness_jitter, kRun,
+    "with --augment: add to each normalised image a shift uniform in [-this, this] (0: none)");
+  v(s, "contrast-jitter", d.contrast_jitter, kRun,
+    "with --augment: then multiply it by a factor uniform in [1 - this, 1 + this] (0: none)");
   v(s, "drop-last", d.drop_last, kRun, "drop the tail that does not fill a batch / divide by the world size");
   v(s, "normalize", d.normalize, kRun,
     "recipe (mean 0.5, std 0.5, as the Python recipe) | dataset (the file's mean/std)");
@@ -160,6 +164,9 @@ void visit_training_options(TrainingConfig& t, Visitor&& v) {
     "fp32 | bf16 (autocast; CPUs and GPUs) | fp16 (autocast and loss scaling; GPUs)");
   v(s, "eval", t.eval, kFree, "evaluate on the test split after every epoch");
   v(s, "eval-every-epochs", t.eval_every_epochs, kFree, "evaluate only every N epochs, and after the last");
+  v(s, "tta-fraction", t.tta_fraction, kFree,
+    "with --tta: only this fraction of each evaluation batch, its least confident images, gets the views "
+    "(selective TTA; 1: all)");
   v(s, "tta", t.tta, kFree,
     "test-time augmentation: none | mirror (average with the mirrored image) | mirror-translate (also "
     "1-pixel translations)");
@@ -195,6 +202,13 @@ void visit_optim_options(OptimConfig& o, const RegisteredNames& names, Visitor&&
     "Adam/SGD with the learning rate and step count in device tensors, stepped by ATen's fused multi-tensor "
     "kernels (LibTorch >= 2.4; plain tensor math before): the optimiser a CUDA graph can capture. Equal to the "
     "default one to rounding, same checkpoints; --cuda-graphs true implies it");
+  v(s, "muon-lr", o.muon_lr, kRun, "--optimizer muon: peak learning rate of the orthogonalised filters (and matrices)");
+  v(s, "muon-momentum", o.muon_momentum, kRun, "--optimizer muon: momentum of the orthogonalised parameters");
+  v(s, "muon-weight-decay", o.muon_weight_decay, kRun,
+    "--optimizer muon: decoupled weight decay of the orthogonalised parameters (p *= 1 - lr x this)");
+  v(s, "muon-matrices", o.muon_matrices, kRun,
+    "--optimizer muon: orthogonalise the 2-d weight matrices too (default: the 4-d convolution filters only, as "
+    "the record recipes)");
 }
 
 template <typename Visitor>
@@ -609,6 +623,7 @@ void validate_training(const TrainingConfig& t, const OptimConfig& o, const Regi
   require(t.global_batch_size >= 0, "--global-batch-size must be 0 (use --batch-size) or positive");
   require(t.eval_every_epochs >= 1, "--eval-every-epochs must be at least 1");
   require(t.label_smoothing >= 0 && t.label_smoothing < 1, "--label-smoothing must be in [0, 1)");
+  require(t.tta_fraction > 0 && t.tta_fraction <= 1, "--tta-fraction must be in (0, 1]");
   require(t.target_accuracy >= 0 && t.target_accuracy <= 1, "--target-accuracy must be in [0, 1]");
   require(t.target_accuracy == 0 || t.eval, "--target-accuracy needs --eval true (the test accuracy decides)");
   require(t.max_loss > 0, "--max-loss must be positive (got " + text(t.max_loss) + ")");
@@ -620,6 +635,9 @@ void validate_training(const TrainingConfig& t, const OptimConfig& o, const Regi
   require(o.warmup_epochs >= 0 && o.warmup_epochs <= t.epochs,
           "--warmup-epochs must be between 0 and --epochs (" + text(t.epochs) + "), got " + text(o.warmup_epochs));
   require(o.lookahead_every >= 0, "--lookahead-every must be 0 (off) or positive");
+  require(o.muon_lr > 0, "--muon-lr must be positive (got " + text(o.muon_lr) + ")");
+  require(o.muon_momentum >= 0 && o.muon_momentum < 1, "--muon-momentum must be in [0, 1)");
+  require(o.muon_weight_decay >= 0, "--muon-weight-decay must not be negative");
   require(!o.nesterov || contains(names.nesterov_optimizers, o.optimizer),
           "--nesterov applies to --optimizer " + one_of(names.nesterov_optimizers) + " only");
 }
@@ -675,6 +693,8 @@ void validate(const TrainConfig& c, const RegisteredNames& names) {
   require(c.checkpoint.every_epochs >= 0, "--checkpoint-every-epochs must not be negative (0: only at the end), got " +
                                               text(c.checkpoint.every_epochs));
   require(c.checkpoint.keep >= 1, "--keep-checkpoints must be at least 1");
+  require(c.data.brightness_jitter >= 0 && c.data.contrast_jitter >= 0 && c.data.contrast_jitter < 1,
+          "--brightness-jitter must not be negative and --contrast-jitter must be in [0, 1)");
   validate_names_and_paths(c, names);
 }
 

@@ -40,6 +40,8 @@ struct DataConfig {
   FlipMode flip = FlipMode::Random;
   int crop_pad = 4;                 // the crop's offsets: -crop_pad..crop_pad pixels
   CropPadding crop_padding = CropPadding::Zero;
+  double brightness_jitter = 0;  // with augment: added, uniform in +-this, to the normalised image
+  double contrast_jitter = 0;    // with augment: then multiplied, uniform in 1 +- this
   bool drop_last = false;
   NormalizeKind normalize = NormalizeKind::Recipe;
   int prefetch_batches = 2;  // prepared ahead by one background thread per rank; 0: inline
@@ -64,6 +66,7 @@ struct TrainingConfig {
   bool eval = true;      // evaluate on the test split after every epoch
   int eval_every_epochs = 1;  // ... or every N epochs and after the last
   TtaMode tta = TtaMode::None;  // test-time augmentation of the evaluation
+  double tta_fraction = 1.0;    // selective TTA: the least confident fraction of each batch gets it
   double target_accuracy = 0;   // stop once the test accuracy reaches this (0: never)
   OnNonFinite on_nonfinite = OnNonFinite::Stop;
   // A run failed numerically (exit code 5) when an epoch's mean training or
@@ -83,6 +86,12 @@ struct OptimConfig {
   double warmup_epochs = 0.0;
   int lookahead_every = 0;  // pull the weights towards their running average every N steps (0: off)
   bool fused = false;  // --fused-optimizer: the graph-safe Adam/SGD (optim/fused_optimizer.hpp)
+  // --optimizer muon (optim/muon.hpp): the orthogonalised groups' peak rate,
+  // momentum and decoupled weight decay; whether 2-d matrices join the filters.
+  double muon_lr = 0.02;
+  double muon_momentum = 0.95;
+  double muon_weight_decay = 0.0;
+  bool muon_matrices = false;
 };
 
 struct CommConfig {

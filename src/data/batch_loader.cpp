@@ -76,14 +76,14 @@ BatchLoader::~BatchLoader() = default;
 void BatchLoader::skip_batches(int64_t count) {
   for (; produced_ < count; ++produced_) {
     const int64_t size = std::min(batch_size_, indices_.size(0) - produced_ * batch_size_);
-    if (options_.augment) draw_augmentation(size, options_.pad, generator_);
+    if (options_.augment) draw_augmentation(size, options_.pad, generator_, options_.jitter);
   }
 }
 
 std::optional<Batch> BatchLoader::next() { return prefetcher_ ? prefetcher_->next() : produce(); }
 
 AugmentDraws BatchLoader::draw(int64_t begin, int64_t size) {
-  AugmentDraws draws = draw_augmentation(size, options_.pad, generator_);
+  AugmentDraws draws = draw_augmentation(size, options_.pad, generator_, options_.jitter);
   if (options_.flip == FlipMode::Alternating)
     draws.flips = alternating_flips(host_indices_.narrow(0, begin, size), options_.seed, options_.epoch);
   return draws;
@@ -99,13 +99,16 @@ std::optional<Batch> BatchLoader::produce() {
   ++produced_;
   torch::Tensor raw = images_.index_select(0, idx);
   batch.labels = labels_.index_select(0, idx);
+  AugmentDraws draws;
+  if (options_.augment) draws = draw(begin, size);
   if (resident()) {
-    if (options_.augment) raw = crop_and_flip_gather(raw, draw(begin, size), options_.pad, options_.padding);
-    batch.images = normalize_batch(raw, options_.normalization, options_.memory_format);
+    if (options_.augment) raw = crop_and_flip_gather(raw, draws, options_.pad, options_.padding);
+    batch.images = apply_jitter(normalize_batch(raw, options_.normalization, options_.memory_format), draws);
     return batch;
   }
-  if (options_.augment) raw = crop_and_flip(raw, draw(begin, size), options_.pad, options_.padding);
-  batch.images = copy_to_device(normalize_batch(raw, options_.normalization, options_.memory_format), device_);
+  if (options_.augment) raw = crop_and_flip(raw, draws, options_.pad, options_.padding);
+  batch.images =
+      copy_to_device(apply_jitter(normalize_batch(raw, options_.normalization, options_.memory_format), draws), device_);
   batch.labels = copy_to_device(batch.labels, device_);
   return batch;
 }

@@ -39,6 +39,7 @@ struct LoaderOptions {
   int pad = 4;
   CropPadding padding = CropPadding::Zero;
   FlipMode flip = FlipMode::Random;  // Alternating: alternating_flips() of the sample indices
+  Jitter jitter;                     // with augment: brightness and contrast of the normalised batch
   uint64_t seed = 0;  // with rank and epoch, seeds the augmentation stream
   int rank = 0;
   int64_t epoch = 0;

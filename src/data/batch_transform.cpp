@@ -7,11 +7,22 @@
 
 namespace cifar {
 
-AugmentDraws draw_augmentation(int64_t batch_size, int pad, at::Generator& generator) {
+AugmentDraws draw_augmentation(int64_t batch_size, int pad, at::Generator& generator, const Jitter& jitter) {
   AugmentDraws d;
   d.offsets = torch::randint(0, 2 * pad + 1, {batch_size, 2}, generator, torch::kLong);
   d.flips = torch::randint(0, 2, {batch_size}, generator, torch::kLong).to(torch::kBool);
+  if (jitter.enabled()) {  // only then: the stream of a run without jitter stays as it was
+    const auto uniform = [&] { return torch::rand({batch_size, 1, 1, 1}, generator, torch::kFloat32) * 2 - 1; };
+    d.brightness = uniform() * jitter.brightness;
+    d.contrast = uniform() * jitter.contrast + 1;
+  }
   return d;
+}
+
+torch::Tensor apply_jitter(const torch::Tensor& images, const AugmentDraws& draws) {
+  if (!draws.brightness.defined()) return images;
+  const auto on = [&](const torch::Tensor& t) { return t.to(images.device(), images.scalar_type()); };
+  return (images + on(draws.brightness)) * on(draws.contrast);
 }
 
 torch::Tensor alternating_flips(const torch::Tensor& indices, uint64_t seed, int64_t epoch) {

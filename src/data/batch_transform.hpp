@@ -36,8 +36,22 @@ struct Normalization {
 struct AugmentDraws {
   torch::Tensor offsets;  // int64 [B,2]: crop origin (y, x) in the padded image, 0..2*pad
   torch::Tensor flips;    // bool [B]: mirror horizontally (after the crop)
+  // With a Jitter: float [B,1,1,1] each, drawn after the crops and flips.
+  torch::Tensor brightness;  // uniform in [-brightness, brightness], added
+  torch::Tensor contrast;    // uniform in [1 - contrast, 1 + contrast], multiplied after
 };
-AugmentDraws draw_augmentation(int64_t batch_size, int pad, at::Generator& generator);
+// Brightness and contrast jitter of the normalised images (the Hiverge record
+// recipe's: 0.1399 and 0.1308); 0 and 0: none, and nothing drawn for it.
+struct Jitter {
+  double brightness = 0;
+  double contrast = 0;
+  bool enabled() const { return brightness > 0 || contrast > 0; }
+};
+AugmentDraws draw_augmentation(int64_t batch_size, int pad, at::Generator& generator, const Jitter& jitter = {});
+
+// float [B,C,H,W] (normalised, any device) -> (images + brightness) * contrast,
+// per sample; unchanged when the draws hold no jitter.
+torch::Tensor apply_jitter(const torch::Tensor& images, const AugmentDraws& draws);
 
 // "Alternating" flips (the speed recipes'): sample i is mirrored in even
 // epochs when a fixed pseudo-random bit of (seed, i) is set, and in odd

@@ -21,6 +21,7 @@ const std::vector<RegistryEntry>& registry() {
       {"convnet", [] { return std::make_shared<ConvNet>(); }},
       {"resnet18", [] { return std::make_shared<ResNet18>(); }},
       {"speed94", [] { return std::make_shared<Speed94>(); }},
+      {"speed94_muon", [] { return std::make_shared<Speed94>(Speed94Options::hiverge()); }},
   };
   return entries;
 }

@@ -27,7 +27,14 @@ struct ParameterGroup {
   std::vector<torch::Tensor> parameters;
   double lr_scale = 1.0;            // times the schedule's learning rate
   double weight_decay_scale = 1.0;  // times --weight-decay
-  int train_epochs = -1;            // trained in epochs [0, train_epochs) only; -1: always
+  // Trained in epochs [0, train_epochs) only; -1: always. A fraction (0.19)
+  // ends inside an epoch, after ceil(train_epochs x steps per epoch) steps.
+  double train_epochs = -1;
+  // Its rate falls linearly from the peak learning rate (times lr_scale) to 0
+  // over its train_epochs instead of following the schedule.
+  bool decays_over_training = false;
+  // Set by the optimiser where it matters (Muon: orthogonalised updates).
+  bool orthogonalize = false;
 };
 
 class Model : public torch::nn::Module {

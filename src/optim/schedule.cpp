@@ -34,6 +34,9 @@ double learning_rate(const ScheduleOptions& o, long step) {
   if (o.warmup_steps > 0 && step < o.warmup_steps) {
     return o.peak_lr * static_cast<double>(step + 1) / static_cast<double>(o.warmup_steps);
   }
+  if (o.kind == ScheduleKind::Linear) {
+    return o.peak_lr * linear(1.0, 0.0, static_cast<double>(step - o.warmup_steps) / std::max(1L, total - o.warmup_steps));
+  }
   if (o.kind == ScheduleKind::Cosine) {
     return cosine(o.peak_lr, 0.0, static_cast<double>(step - o.warmup_steps) / std::max(1L, total - o.warmup_steps));
   }

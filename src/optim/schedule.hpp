@@ -8,6 +8,8 @@
 //              0.2 x peak up to the peak at the end of the warm-up (23% of the
 //              run when no warm-up is given), then linear down to 0.07 x peak
 //              at the last step.
+//   linear   — linear warm-up, then linear decay from the peak to 0 at the
+//              last step (the Muon record recipes: peak x (1 - step/steps)).
 #pragma once
 
 #include "config/choices.hpp"

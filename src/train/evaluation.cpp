@@ -42,6 +42,21 @@ torch::Tensor view_logits(Model& model, const torch::Tensor& images, const Norma
   return sum;
 }
 
+// Selective TTA: the plain logits, and the views' for the `tta_fraction`
+// least confident images (floor of the fraction of the batch).
+torch::Tensor selective_logits(Model& model, const torch::Tensor& images, const Normalization& normalization,
+                               const EvalOptions& o) {
+  EvalOptions plain = o;
+  plain.views = {EvalView{}};
+  torch::Tensor logits = view_logits(model, images, normalization, plain);
+  const auto k = static_cast<int64_t>(o.tta_fraction * static_cast<double>(images.size(0)));
+  if (k <= 0) return logits;
+  const torch::Tensor confidence = std::get<0>(torch::softmax(logits, 1).max(1));
+  const torch::Tensor uncertain = std::get<1>(confidence.topk(k, 0, /*largest=*/false, /*sorted=*/true));
+  const torch::Tensor picked = view_logits(model, images.index_select(0, uncertain.to(images.device())), normalization, o);
+  return logits.index_copy(0, uncertain, picked);
+}
+
 // This rank's stride of the split, in batches of `batch_size`.
 std::vector<torch::Tensor> shard_batches(int64_t samples, int rank, int world, int64_t batch_size,
                                          torch::Device where) {
@@ -113,7 +128,10 @@ Evaluation evaluate(Model& model, const Split& test, const Normalization& normal
                              torch::TensorOptions().dtype(torch::kFloat64).device(options.device));
   for (const torch::Tensor& idx :
        shard_batches(test.size(), comm.rank(), comm.size(), options.batch_size, test.images.device())) {
-    const torch::Tensor logits = view_logits(model, test.images.index_select(0, idx), normalization, options);
+    const torch::Tensor images = test.images.index_select(0, idx);
+    const torch::Tensor logits = options.tta_fraction < 1 && options.views.size() > 1
+                                     ? selective_logits(model, images, normalization, options)
+                                     : view_logits(model, images, normalization, options);
     const torch::Tensor labels = copy_to_device(test.labels.index_select(0, idx.to(test.labels.device())), options.device);
     totals[0] += torch::nn::functional::cross_entropy(
         logits, labels, torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kSum));

@@ -11,6 +11,10 @@
 //   none              the image
 //   mirror            (f(x) + f(mirror x)) / 2
 //   mirror-translate  mirror(x) / 2 + (mirror(x shifted up-left by 1) + mirror(x shifted down-right by 1)) / 4
+// With --tta-fraction f < 1 (selective TTA, as the Hiverge record recipe's
+// 0.25): only the f least confident images of each evaluation batch (by
+// the largest softmax probability of their plain logits) get the views; the
+// others keep their plain logits.
 #pragma once
 
 #include <torch/torch.h>
@@ -47,6 +51,7 @@ struct EvalOptions {
   torch::Device device = torch::kCPU;  // where the model runs
   torch::MemoryFormat format = torch::MemoryFormat::Contiguous;
   Precision precision = Precision::Fp32;  // autocast of the forward passes
+  double tta_fraction = 1.0;  // of each batch, the least confident, that get the views (selective TTA)
 };
 
 struct Evaluation {

@@ -93,6 +93,30 @@ TEST(BatchTransform, CropAndFlipMatchPerPixelReference) {
   }
 }
 
+// Brightness and contrast jitter on the normalised batch: image x becomes
+// (x + b) c per sample, b in [-0.14, 0.14], c in [0.87, 1.13]; the crops and
+// flips drawn first are those of the same stream without jitter, and without
+// jitter nothing more is drawn.
+TEST(BatchTransform, JitterShiftsThenScalesEachImage) {
+  at::Generator plain_gen = at::detail::createCPUGenerator(31), jitter_gen = at::detail::createCPUGenerator(31);
+  const AugmentDraws plain = draw_augmentation(40, 2, plain_gen);
+  const AugmentDraws d = draw_augmentation(40, 2, jitter_gen, Jitter{0.14, 0.13});
+  EXPECT_TRUE(torch::equal(plain.offsets, d.offsets) && torch::equal(plain.flips, d.flips));
+  EXPECT_FALSE(plain.brightness.defined());
+  ASSERT_EQ(d.brightness.sizes().vec(), (std::vector<int64_t>{40, 1, 1, 1}));
+  EXPECT_LE(d.brightness.abs().max().item<float>(), 0.14f);
+  EXPECT_LE((d.contrast - 1).abs().max().item<float>(), 0.13f);
+  EXPECT_GT(d.brightness.std().item<float>(), 0.03f) << "the shifts differ between images";
+  const torch::Tensor x = torch::linspace(-2, 2, 3 * 4 * 4).view({1, 3, 4, 4}).expand({40, 3, 4, 4});
+  const torch::Tensor got = apply_jitter(x, d);
+  for (int64_t b : {0, 17, 39}) {
+    const float bb = d.brightness[b].item<float>(), cc = d.contrast[b].item<float>();
+    EXPECT_FLOAT_EQ(got[b][0][0][0].item<float>(), (-2.0f + bb) * cc);
+    EXPECT_FLOAT_EQ(got[b][2][3][3].item<float>(), (2.0f + bb) * cc);
+  }
+  EXPECT_TRUE(torch::equal(apply_jitter(x, plain), x)) << "no jitter drawn: unchanged";
+}
+
 TEST(BatchTransform, GatherCropAndFlipEqualsTheLoop) {
   // The GPU-resident path's tensor version, checked on the CPU against the loop.
   const Split s = random_split(64, 9);

@@ -122,13 +122,19 @@ torch::Tensor reference_logits(Model& model, const torch::Tensor& x, TtaMode tta
   return 0.5 * mirror(x) + 0.25 * mirror(up_left) + 0.25 * mirror(down_right);
 }
 
-TEST(Evaluation, EachTtaModeEqualsTheDocumentedViewsOnOneProcess) {
+// 41 random images and labels, and a convnet with the same weights on every rank.
+Split random_split() {
   torch::manual_seed(5);
   Split s;
   s.name = "test";
   s.images = torch::randint(0, 256, {41, 3, 32, 32}, torch::kLong).to(torch::kUInt8);
   s.labels = torch::randint(0, kClasses, {41}, torch::kLong);
-  torch::manual_seed(1);  // the same weights on every rank
+  torch::manual_seed(1);
+  return s;
+}
+
+TEST(Evaluation, EachTtaModeEqualsTheDocumentedViewsOnOneProcess) {
+  const Split s = random_split();
   auto model = make_model("convnet");
   for (TtaMode tta : {TtaMode::None, TtaMode::Mirror, TtaMode::MirrorTranslate}) {
     EvalOptions options;
@@ -144,6 +150,48 @@ TEST(Evaluation, EachTtaModeEqualsTheDocumentedViewsOnOneProcess) {
     EXPECT_NEAR(got.loss, loss, 1e-5 * loss) << to_string(tta);
     EXPECT_DOUBLE_EQ(got.accuracy, accuracy) << to_string(tta);
   }
+}
+
+// Selective TTA (--tta-fraction 0.25): in each evaluation batch, the
+// floor(25%) images with the lowest top softmax probability get the views'
+// logits, the others keep their plain ones. Each rank's shard is one batch
+// here; the reference scores every rank's shard itself.
+TEST(Evaluation, SelectiveTtaAugmentsOnlyTheLeastConfident) {
+  const Split s = random_split();
+  auto model = make_model("convnet");
+  EvalOptions options;
+  options.batch_size = 64;
+  options.views = tta_views(TtaMode::MirrorTranslate);
+  options.tta_fraction = 0.25;
+  const Evaluation got = evaluate(*model, s, Normalization::recipe(), comm(), options);
+  torch::NoGradGuard no_grad;
+  model->eval();
+  const auto x = normalize_batch(s.images, Normalization::recipe());
+  const auto plain = reference_logits(*model, x, TtaMode::None);
+  const auto full = reference_logits(*model, x, TtaMode::MirrorTranslate);
+  model->train();
+  double loss = 0;
+  int64_t correct = 0, augmented = 0;
+  for (int r = 0; r < comm().size(); ++r) {
+    const auto shard = torch::arange(r, 41, comm().size(), torch::kLong);
+    const int64_t k = shard.size(0) / 4;  // floor(0.25 n)
+    const auto confidence = std::get<0>(torch::softmax(plain.index_select(0, shard), 1).max(1));
+    const auto order = confidence.argsort();  // least confident first
+    torch::Tensor logits = plain.index_select(0, shard).clone();
+    for (int64_t j = 0; j < k; ++j) {
+      const int64_t i = order[j].item<int64_t>();
+      logits[i] = full[shard[i].item<int64_t>()];
+      ++augmented;
+    }
+    const auto labels = s.labels.index_select(0, shard);
+    loss += torch::nn::functional::cross_entropy(
+                logits, labels, torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kSum))
+                .item<double>();
+    correct += (logits.argmax(1) == labels).sum().item<int64_t>();
+  }
+  EXPECT_GT(augmented, 0);
+  EXPECT_NEAR(got.loss, loss / 41.0, 1e-5 * loss / 41.0);
+  EXPECT_EQ(got.correct(), correct);
 }
 
 }  // namespace
