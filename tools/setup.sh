@@ -65,8 +65,13 @@ if [[ ${CIFAR_SETUP_SANITIZERS:-0} == 1 ]]; then packages+=(clang-14 libclang-rt
 # LD_LIBRARY_PATH/LIBRARY_PATH (where modules put theirs).
 have_lib() {
   local d
-  ldconfig -p 2>/dev/null | grep -q "$1" && return 0
-  for d in ${LD_LIBRARY_PATH//:/ } ${LIBRARY_PATH//:/ }; do
+  # ldconfig is in /sbin, which a user's PATH often lacks. (Not piped into
+  # grep -q: under pipefail its early exit would fail the pipe.)
+  local cache
+  cache=$({ ldconfig -p || /sbin/ldconfig -p; } 2>/dev/null || true)
+  [[ $cache == *"$1"* ]] && return 0
+  local dirs=${LD_LIBRARY_PATH:-}:${LIBRARY_PATH:-}
+  for d in ${dirs//:/ }; do
     compgen -G "$d/$1*" >/dev/null && return 0
   done
   return 1
