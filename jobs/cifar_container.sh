@@ -66,12 +66,16 @@ case $runtime in
     ;;
   podman)
     # One container per rank sharing the host's network, IPC (Open MPI's
-    # shared memory) and process namespaces; the launcher's variables go in by prefix.
-    for b in "${binds[@]+"${binds[@]}"}"; do args+=(--volume "$b:$b"); done
+    # shared memory), process namespace and /tmp (the launcher's session
+    # folder, where the rank finds its PMIx server), running as the caller
+    # (root: as root; rootless podman: keep-id); the launcher's variables go
+    # in by prefix.
+    for b in /tmp "${binds[@]+"${binds[@]}"}"; do args+=(--volume "$b:$b"); done
     [[ -e /dev/nvidiactl ]] && args+=(--device nvidia.com/gpu=all)
-    exec podman run --rm --network host --ipc host --pid host --userns keep-id --entrypoint "$program" \
+    if [[ $(id -u) -eq 0 ]]; then args+=(--user 0:0); else args+=(--userns keep-id); fi
+    exec podman run --rm --network host --ipc host --pid host --entrypoint "$program" \
       --env 'OMPI_*' --env 'PMIX_*' --env 'SLURM_*' --env 'CIFAR_*' --env 'NCCL_*' \
-      --env OMP_NUM_THREADS --env HDF5_USE_FILE_LOCKING "${args[@]+"${args[@]}"}" "$image" "$@"
+      --env 'OPENBLAS_*' --env OMP_NUM_THREADS --env HDF5_USE_FILE_LOCKING "${args[@]+"${args[@]}"}" "$image" "$@"
     ;;
   *) die "CIFAR_CONTAINER_RUNTIME=$runtime: use charliecloud, apptainer or podman (pyxis: srun starts the container)" ;;
 esac
