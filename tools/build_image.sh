@@ -166,7 +166,9 @@ fi
 # ---- 3. podman build ---------------------------------------------------------------
 t0=$SECONDS
 log "podman build $tag from $base"
-podman build --quiet --layers "${build_volumes[@]+"${build_volumes[@]}"}" --build-arg "BASE=$base" --build-arg "IMAGE=$image" -f "$repo/containers/Containerfile" \
+# The host's network: RUN steps need one only to reach Debian's mirror or PyPI
+# (a base without the packages, the cuda wheels), and it needs no CNI/netavark.
+podman build --quiet --layers --network host "${build_volumes[@]+"${build_volumes[@]}"}" --build-arg "BASE=$base" --build-arg "IMAGE=$image" -f "$repo/containers/Containerfile" \
   -t "$tag" "$context" >/dev/null || die "podman build failed"
 size=$(podman image inspect --format '{{.Size}}' "$tag")
 log "built $tag in $((SECONDS - t0)) s: $((size / 1000000)) MB"

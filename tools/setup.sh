@@ -50,7 +50,7 @@ if ((!main_job_only)); then
     # script linting
     shellcheck
     # container images and their tests (tools/build_image.sh, tests/containers)
-    podman runc mmdebstrap charliecloud
+    podman runc mmdebstrap charliecloud-runtime
   )
 fi
 

@@ -13,7 +13,7 @@ bash "$SOURCE_DIR/tools/build_image.sh" cpu --build "$BUILD_DIR" --out "$IMAGE_O
   --export docker-archive --export charliecloud || fail "tools/build_image.sh cpu failed"
 echo "built and exported in $((SECONDS - started)) s"
 
-checks=$(podman run --rm "$IMAGE_TAG" bash -c '
+checks=$(podman run --rm --network none "$IMAGE_TAG" bash -c '
   echo "user $(id -u)"
   for p in /opt/cifar_mpi/bin/cifar_mpi /opt/cifar_mpi/bin/cifar_pack; do ldd "$p" | grep "not found" || true; done
   for c in cc gcc g++ c++ clang cmake make ld; do command -v "$c" || true; done

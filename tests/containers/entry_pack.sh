@@ -9,7 +9,7 @@ mkdir -p data && chmod 0777 data
 "$CIFAR_PACK" --synthetic-binary data/cifar-10-binary.tar.gz >/dev/null
 
 for start in first second; do
-  podman run --rm --volume "$WORK/data:/data" "$IMAGE_TAG" cifar_mpi --check-env >"$start.log" 2>&1 ||
+  podman run --rm --network none --volume "$WORK/data:/data" "$IMAGE_TAG" cifar_mpi --check-env >"$start.log" 2>&1 ||
     { cat "$start.log"; fail "cifar_mpi --check-env with only the archive in /data failed ($start start)"; }
 done
 grep -F '[cifar-container-entry] packing /data/cifar-10-binary.tar.gz into /data/cifar10.h5' first.log ||

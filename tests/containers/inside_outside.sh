@@ -11,7 +11,7 @@ mkdir -p outside inside && chmod 0777 inside
 
 mpi 2 "$OUTSIDE_BIN/cifar_mpi" --data "$WORK/data.h5" "${kTrain[@]}" --output "$WORK/outside/model.pth" >outside.log 2>&1 ||
   { cat outside.log; fail "training outside the image failed"; }
-podman run --rm --env 'OPENBLAS_*' --env OMP_NUM_THREADS=1 --volume "$WORK:$WORK" --workdir "$WORK" "$IMAGE_TAG" \
+podman run --rm --network none --env 'OPENBLAS_*' --env OMP_NUM_THREADS=1 --volume "$WORK:$WORK" --workdir "$WORK" "$IMAGE_TAG" \
   mpirun "${kMpirunOptions[@]}" -np 2 cifar_mpi --data "$WORK/data.h5" "${kTrain[@]}" \
   --output "$WORK/inside/model.pth" >inside.log 2>&1 &
 pid=$!

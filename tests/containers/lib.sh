@@ -11,6 +11,8 @@ export USER=${USER:-$(id -un)}  # ch-run needs it
 CH_IMAGE=$IMAGE_OUT/cifar_mpi-cpu.ch
 # The programs that tools/build_image.sh copied into the image, run outside it.
 OUTSIDE_BIN=$IMAGE_OUT/cpu/context/prefix/bin
+# The tests' `podman run`s need no network (--network none: Open MPI's ranks
+# in one container talk over loopback), so no CNI/netavark set-up either.
 # The image's user (uid 1000) writes into the work folder.
 chmod 0777 "$WORK"
 
