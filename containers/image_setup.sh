@@ -35,7 +35,11 @@ case $1 in
     done
     if [ -s "${3:-/dev/null}" ]; then
       python3 -m venv /opt/torch-venv
-      /opt/torch-venv/bin/pip install --no-cache-dir --no-deps --find-links /wheels -r "$3"
+      # Offline from /wheels when it holds wheels (every pin is a wheel there:
+      # tools/setup_torch.sh fills it so), else from the package index.
+      if ls /wheels/*.whl >/dev/null 2>&1; then source_opts="--no-index --find-links /wheels"; else source_opts=; fi
+      # shellcheck disable=SC2086  # the options are separate words
+      /opt/torch-venv/bin/pip install --no-cache-dir --no-deps $source_opts -r "$3"
       site=$(/opt/torch-venv/bin/python -c 'import site; print(site.getsitepackages()[0])')
       { echo "$site/torch/lib"; ls -d "$site"/nvidia/*/lib; } >/etc/ld.so.conf.d/torch-venv.conf
       ldconfig

@@ -159,8 +159,10 @@ for lib in "${libs[@]}"; do
   echo "$lib" >>"$hostlib_list"
 done
 if [[ -s $hostlib_list ]]; then
+  hint=
+  grep -q libnccl "$hostlib_list" && hint="; configure with -DCIFAR_WITH_NCCL=OFF to leave NCCL out"
   log "not from Debian, copied in at their paths: $(tr '\n' ' ' <"$hostlib_list")" \
-    "($(du -sh "$context/hostlibs" | cut -f1); configure with -DCIFAR_WITH_NCCL=OFF to leave NCCL out)"
+    "($(du -sh "$context/hostlibs" | cut -f1)$hint)"
 fi
 
 # ---- 3. podman build ---------------------------------------------------------------
