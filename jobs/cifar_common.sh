@@ -93,7 +93,7 @@ cifar_container_resolve() {
       ;;
     pyxis)
       [[ $launcher == srun ]] || cifar_die "CIFAR_CONTAINER_RUNTIME=pyxis starts containers through srun: unset CIFAR_LAUNCHER or set it to srun"
-      srun --help 2>&1 | grep -q -- --container-image ||
+      [[ $(srun --help 2>&1) == *--container-image* ]] ||
         cifar_die "CIFAR_CONTAINER_RUNTIME=pyxis: this srun has no --container-image (the Pyxis plugin is not installed here)"
       ;;
     *) cifar_die "CIFAR_CONTAINER_RUNTIME=$runtime: use charliecloud, apptainer, pyxis or podman" ;;

@@ -137,9 +137,8 @@ libs=()
 for program in "$context"/prefix/bin/*; do
   # Scripts (plot_metrics) are no dynamic executables: ldd fails on them.
   ldd "$program" >/dev/null 2>&1 || continue
-  if ldd "$program" | grep -q 'not found'; then
-    die "$program: $(ldd "$program" | grep 'not found' | tr -s ' \t' ' ')"
-  fi
+  missing_libs=$(ldd "$program" | grep 'not found' || true)
+  [[ -z $missing_libs ]] || die "$program: $(tr -s ' \t\n' ' ' <<<"$missing_libs")"
   mapfile -t -O "${#libs[@]}" libs < <(ldd "$program" | awk '$3 ~ /^\// {print $3}')
 done
 mapfile -t libs < <(printf '%s\n' "${libs[@]}" | sort -u)

@@ -22,7 +22,9 @@ echo "$checks"
 grep -q '^user 1000$' <<<"$checks" || fail "the image does not run as its user cifar (uid 1000)"
 ! grep -q 'not found' <<<"$checks" || fail "programs in the image miss libraries"
 ! grep -qE '^/' <<<"$checks" || fail "the image holds build tools: $(grep -E '^/' <<<"$checks" | tr '\n' ' ')"
-tar -tf "$IMAGE_OUT/cifar_mpi-cpu.docker.tar" | grep -qx manifest.json ||
+# (The listing is read whole: `tar | grep -q` fails under pipefail when grep stops early.)
+archive_files=$(tar -tf "$IMAGE_OUT/cifar_mpi-cpu.docker.tar")
+grep -qx manifest.json <<<"$archive_files" ||
   fail "$IMAGE_OUT/cifar_mpi-cpu.docker.tar has no manifest.json: not a docker archive"
 [[ -x $CH_IMAGE/opt/cifar_mpi/bin/cifar_mpi && -s $CH_IMAGE/ch/environment ]] ||
   fail "$CH_IMAGE is no Charliecloud directory image"
