@@ -14,6 +14,9 @@
 #   CIFAR_RUN_DIR     outputs: model.pth, metrics.jsonl, checkpoints/ (default: per launcher)
 #   CIFAR_EXTRA_ARGS  more cifar_mpi options, split on spaces (e.g. "--epochs 30 --batch-size 128");
 #                     options that need quoting go after the script's name on its command line.
+#   CIFAR_CONTAINER   container mode: each rank runs the image's cifar_mpi (cifar_container_resolve)
+#   CIFAR_CONTAINER_RUNTIME  charliecloud | apptainer | pyxis | podman (default: from CIFAR_CONTAINER)
+#   CIFAR_CONTAINER_MOUNTS   more host folders the ranks need, comma-separated
 # The options set here (--config, --data, --output, --metrics, --checkpoint-dir,
 # --resume) are defaults: one given in CIFAR_EXTRA_ARGS or on the command line
 # replaces it (cifar_mpi takes each option once).
@@ -44,7 +47,7 @@ cifar_resolve_paths() {
     done
   fi
   CIFAR_BIN=$CIFAR_BUILD/cifar_mpi
-  [[ -x $CIFAR_BIN ]] ||
+  [[ -n ${CIFAR_CONTAINER:-} || -x $CIFAR_BIN ]] ||
     cifar_die "no executable $CIFAR_BIN: build it (cmake --preset cuda && cmake --build --preset cuda) or set CIFAR_BUILD"
   CIFAR_CONFIG=${CIFAR_CONFIG-$repo/config/default.ini}
   [[ -z $CIFAR_CONFIG || -r $CIFAR_CONFIG ]] ||
@@ -55,6 +58,96 @@ cifar_resolve_paths() {
   CIFAR_RUN_DIR=${CIFAR_RUN_DIR:-$default_run_dir}
   [[ -e $CIFAR_RUN_DIR ]] || CIFAR_RUN_DIR_CREATED=1
   mkdir -p "$CIFAR_RUN_DIR/checkpoints" || cifar_die "cannot create CIFAR_RUN_DIR=$CIFAR_RUN_DIR"
+  [[ -z ${CIFAR_CONTAINER:-} ]] || cifar_container_resolve
+}
+
+# cifar_container_resolve: container mode (CIFAR_CONTAINER set). The host's
+# srun or mpirun starts one container per rank; CIFAR_BIN becomes the per-rank
+# wrapper jobs/cifar_container.sh (pyxis: the image's cifar_mpi, with
+# CIFAR_CONTAINER_SRUN holding srun's container options). The run folder and
+# the folders of the data and config are bound at their own paths. Checks,
+# before any launch, the runtime, the image, and that the host's launcher and
+# the image's MPI fit (cifar_container_check_mpi).
+cifar_container_resolve() {
+  local runtime=${CIFAR_CONTAINER_RUNTIME:-} image=$CIFAR_CONTAINER binds launcher=${CIFAR_LAUNCHER:-srun}
+  [[ -n ${SLURM_JOB_ID:-} ]] || launcher=mpirun
+  if [[ -z $runtime ]]; then
+    case $image in
+      *.sif) runtime=apptainer ;;
+      *.sqsh | docker://* | *'#'*) runtime=pyxis ;;
+      *) if [[ -d $image ]]; then runtime=charliecloud; else runtime=podman; fi ;;
+    esac
+  fi
+  case $runtime in
+    charliecloud)
+      command -v ch-run >/dev/null || cifar_die "CIFAR_CONTAINER_RUNTIME=charliecloud: no ch-run on PATH (module load charliecloud?)"
+      [[ -x $image/opt/cifar_mpi/bin/cifar_mpi ]] ||
+        cifar_die "CIFAR_CONTAINER=$image is no Charliecloud directory image of cifar_mpi (make one: tools/build_image.sh cpu --export charliecloud)"
+      ;;
+    apptainer)
+      command -v apptainer >/dev/null || command -v singularity >/dev/null ||
+        cifar_die "CIFAR_CONTAINER_RUNTIME=apptainer: neither apptainer nor singularity on PATH"
+      command -v apptainer >/dev/null || runtime=singularity
+      [[ -r $image ]] || cifar_die "CIFAR_CONTAINER=$image: no such .sif file (apptainer build cifar.sif docker-archive://cifar_mpi-cpu.docker.tar)"
+      ;;
+    podman)
+      command -v podman >/dev/null || cifar_die "CIFAR_CONTAINER_RUNTIME=podman: no podman on PATH"
+      podman image exists "$image" || cifar_die "CIFAR_CONTAINER=$image: podman has no such image (podman load -i cifar_mpi-cpu.docker.tar)"
+      ;;
+    pyxis)
+      [[ $launcher == srun ]] || cifar_die "CIFAR_CONTAINER_RUNTIME=pyxis starts containers through srun: unset CIFAR_LAUNCHER or set it to srun"
+      [[ $(srun --help 2>&1) == *--container-image* ]] ||
+        cifar_die "CIFAR_CONTAINER_RUNTIME=pyxis: this srun has no --container-image (the Pyxis plugin is not installed here)"
+      ;;
+    *) cifar_die "CIFAR_CONTAINER_RUNTIME=$runtime: use charliecloud, apptainer, pyxis or podman" ;;
+  esac
+  binds=$CIFAR_RUN_DIR
+  [[ -z $CIFAR_DATA ]] || binds+=,$(cd "$(dirname "$CIFAR_DATA")" && pwd)
+  [[ -z $CIFAR_CONFIG ]] || binds+=,$(cd "$(dirname "$CIFAR_CONFIG")" && pwd)
+  [[ -z ${CIFAR_CONTAINER_MOUNTS:-} ]] || binds+=,$CIFAR_CONTAINER_MOUNTS
+  export CIFAR_CONTAINER CIFAR_CONTAINER_RUNTIME=$runtime CIFAR_CONTAINER_BINDS=$binds
+  CIFAR_CONTAINER_SRUN=()  # read by jobs/run_cifar.sh
+  if [[ $runtime == pyxis ]]; then
+    local mounts
+    mounts=$(sed -E 's/([^,]+)/\1:\1/g' <<<"$binds")
+    # shellcheck disable=SC2034  # read by jobs/run_cifar.sh
+    CIFAR_CONTAINER_SRUN=("--container-image=$image" "--container-mounts=$mounts" --no-container-mount-home)
+    CIFAR_BIN=/opt/cifar_mpi/bin/cifar_mpi
+  else
+    CIFAR_BIN=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/cifar_container.sh
+    cifar_container_check_mpi "$launcher"
+  fi
+  cifar_log "container mode: $runtime, image $image, bound: $binds"
+}
+
+# cifar_container_check_mpi LAUNCHER: the hybrid model's contract. With
+# mpirun, the host's Open MPI daemons talk to the image's Open MPI library:
+# the same Open MPI release series (major.minor) on both sides, or the ranks
+# cannot join. With srun --mpi=pmix, the image's Open MPI is a PMIx client of
+# Slurm's PMIx server: Slurm needs its pmix plugin, the image a libpmix
+# (PMIx keeps client and server compatible across releases from 2.1 on; a
+# different major is logged). The image lists its versions in
+# /opt/cifar_mpi/share/cifar_mpi/image-mpi.txt.
+cifar_container_check_mpi() {
+  local launcher=$1 versions image_ompi image_pmix host
+  versions=$("$CIFAR_BIN" --exec cat /opt/cifar_mpi/share/cifar_mpi/image-mpi.txt) ||
+    cifar_die "cannot start the image $CIFAR_CONTAINER with $CIFAR_CONTAINER_RUNTIME (see the message above)"
+  image_ompi=$(sed -n 's/^openmpi //p' <<<"$versions")
+  image_pmix=$(sed -n 's/^pmix //p' <<<"$versions")
+  if [[ $launcher == mpirun ]]; then
+    host=$(mpirun --version 2>/dev/null | sed -n 's/.*(Open MPI) \([0-9.]*\).*/\1/p')
+    [[ -n $host ]] || cifar_die "container mode with mpirun needs the host's Open MPI mpirun on PATH (the image has Open MPI $image_ompi)"
+    [[ ${host%.*} == "${image_ompi%.*}" ]] ||
+      cifar_die "the host's Open MPI $host and the image's $image_ompi differ in release series: load an Open MPI ${image_ompi%.*}.x module, or use srun (CIFAR_LAUNCHER=srun, PMIx)"
+    cifar_log "MPI: host mpirun Open MPI $host, image Open MPI $image_ompi"
+  else
+    host=$(srun --mpi=list 2>&1 | grep -o 'pmix[_v0-9]*' | sort -u | tr '\n' ' ')
+    [[ -n $host ]] || cifar_die "container mode with srun needs Slurm's pmix plugin (srun --mpi=list shows none): ask the site, or use CIFAR_LAUNCHER=mpirun"
+    [[ -n $image_pmix ]] || cifar_die "the image $CIFAR_CONTAINER has no PMIx library: rebuild it (tools/build_image.sh)"
+    [[ $host == *"pmix_v${image_pmix%%.*}"* ]] ||
+      cifar_log "note: Slurm's PMIx plugins ($host) and the image's PMIx $image_pmix differ in major version; PMIx supports that from 2.1 on"
+    cifar_log "MPI: srun --mpi=pmix ($host), image Open MPI $image_ompi with PMIx $image_pmix"
+  fi
 }
 
 # cifar_remove_unused_run_dir: on exit, the run folder this launch created

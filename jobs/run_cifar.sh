@@ -88,7 +88,7 @@ cifar_log "job ${SLURM_JOB_ID} (restart ${SLURM_RESTART_COUNT:-0}) on ${SLURM_JO
 start_step() {
   cifar_slurm_step_layout "$launcher_name"
   case $launcher_name in
-    srun) launcher=(srun --mpi=pmix "${CIFAR_STEP_LAYOUT[@]}") ;;
+    srun) launcher=(srun --mpi=pmix "${CIFAR_STEP_LAYOUT[@]}" "${CIFAR_CONTAINER_SRUN[@]+"${CIFAR_CONTAINER_SRUN[@]}"}") ;;
     mpirun)
       cifar_mpirun_command "$(cifar_slurm_ntasks)"
       launcher=("${CIFAR_MPIRUN[@]}" "${CIFAR_STEP_LAYOUT[@]}")

@@ -9,7 +9,12 @@
 # them needs: no test, Slurm, Python or PyPI packages.
 # Idempotent: packages already present are not touched and `apt-get update`
 # runs at most once per call, only when something is missing. Works as root
-# or through sudo.
+# or through sudo that needs no password (sudo -n).
+# Without either (a cluster login node), or on a host without apt and dpkg,
+# it installs nothing: it checks what the build needs by name (cmake, a C++17
+# compiler, MPI's mpicxx/mpirun, HDF5, Boost.Program_options, libarchive,
+# LibTorch), prints what is missing with the module, package or pip command
+# that provides it, and exits 1 if something is (docs/install.md, "Without root").
 set -euo pipefail
 
 main_job_only=0
@@ -44,6 +49,8 @@ if ((!main_job_only)); then
     python3-venv
     # script linting
     shellcheck
+    # container images and their tests (tools/build_image.sh, tests/containers)
+    podman runc mmdebstrap charliecloud-runtime
   )
 fi
 
@@ -51,7 +58,81 @@ fi
 # it runs that preset): clang with ASan, UBSan and libFuzzer (runtimes in libclang-rt).
 if [[ ${CIFAR_SETUP_SANITIZERS:-0} == 1 ]]; then packages+=(clang-14 libclang-rt-14-dev); fi
 
-if [[ $(id -u) -eq 0 ]]; then sudo=(); else sudo=(sudo); fi
+# check_without_root: what the build needs, found by name rather than by
+# Debian package (modules, a site's own installs, a pip venv); prints each
+# missing piece with how to provide it; exit status 1 if one is missing.
+# have_lib NAME: a shared library NAME* in the loader's cache or on
+# LD_LIBRARY_PATH/LIBRARY_PATH (where modules put theirs).
+have_lib() {
+  local d
+  # ldconfig is in /sbin, which a user's PATH often lacks. (Not piped into
+  # grep -q: under pipefail its early exit would fail the pipe.)
+  local cache
+  cache=$({ ldconfig -p || /sbin/ldconfig -p; } 2>/dev/null || true)
+  [[ $cache == *"$1"* ]] && return 0
+  local dirs=${LD_LIBRARY_PATH:-}:${LIBRARY_PATH:-}
+  for d in ${dirs//:/ }; do
+    compgen -G "$d/$1*" >/dev/null && return 0
+  done
+  return 1
+}
+have_cmake() {
+  local v
+  v=$(cmake --version 2>/dev/null | sed -n '1s/[^0-9]*\([0-9]*\.[0-9]*\).*/\1/p')
+  [[ -n $v && $(printf '%s\n3.25\n' "$v" | sort -V | head -n1) == 3.25 ]]
+}
+have_hdf5() { command -v h5cc || [[ -n ${HDF5_DIR:-}${HDF5_ROOT:-} ]] || have_lib libhdf5; }
+have_boost() { [[ -n ${BOOST_ROOT:-} ]] || have_lib libboost_program_options; }
+have_libarchive() { pkg-config --exists libarchive 2>/dev/null || have_lib libarchive.so; }
+have_torch() {
+  if [[ -n ${CIFAR_TORCH_PYTHON:-} ]]; then "$CIFAR_TORCH_PYTHON" -c 'import torch'; else
+    [[ -n ${Torch_DIR:-} ]] || have_lib libtorch_cpu
+  fi
+}
+
+# check_without_root: what the build needs, found by name rather than by
+# Debian package (modules, a site's own installs, a pip venv); prints each
+# missing piece with how to provide it; exit status 1 if one is missing.
+check_without_root() {
+  local missing=0
+  need() {  # need WHAT HOW TEST...: runs TEST; prints WHAT and, if it fails, HOW
+    local what=$1 how=$2
+    shift 2
+    if "$@" >/dev/null 2>&1; then echo "setup:   found   $what"; else
+      echo "setup:   MISSING $what: $how"
+      missing=1
+    fi
+  }
+  echo "setup: not root, no password-less sudo or no apt: installing nothing; checking what the build needs"
+  need "cmake >= 3.25" "module load cmake, or pip install --user cmake" have_cmake
+  need "ninja" "module load ninja, or pip install --user ninja" command -v ninja
+  need "a C++17 compiler (g++ >= 9 or clang++ >= 10)" "module load gcc" command -v c++
+  need "MPI (mpicxx, mpirun)" "module load openmpi (Open MPI 4.1 is what the images carry)" command -v mpicxx
+  need "HDF5 (C library)" "module load hdf5 (serial is enough); HDF5_DIR or h5cc on PATH" have_hdf5
+  need "Boost.Program_options" "module load boost; BOOST_ROOT or CMAKE_PREFIX_PATH" have_boost
+  need "libarchive" "module load libarchive, or build it into ~/opt (./configure --prefix=\$HOME/opt)" have_libarchive
+  need "LibTorch${CIFAR_TORCH_PYTHON:+ (torch in $CIFAR_TORCH_PYTHON)}" \
+    "python3 -m venv ~/venv-torch && ~/venv-torch/bin/pip install torch, then configure with -DCIFAR_TORCH_PYTHON=~/venv-torch/bin/python (or Torch_DIR)" \
+    have_torch
+  unset -f need
+  if ((missing)); then
+    echo "setup: provide the MISSING pieces above (or ask an administrator for: apt-get install ${packages[*]})"
+    return 1
+  fi
+  echo "setup: everything the build needs is there: cmake --preset cpu && cmake --build --preset cpu"
+}
+
+if [[ $(id -u) -eq 0 ]]; then
+  sudo=()
+elif command -v sudo >/dev/null && sudo -n true 2>/dev/null; then
+  sudo=(sudo -n)
+else
+  sudo=(none)
+fi
+if [[ ${sudo[0]:-} == none ]] || ! command -v apt-get >/dev/null || ! command -v dpkg-query >/dev/null; then
+  check_without_root
+  exit $?
+fi
 
 missing=()
 for p in "${packages[@]}"; do

@@ -14,12 +14,17 @@
 #   test_preempt_requeue.sh --repo DIR --build DIR [--launcher srun|mpirun]
 #                           [--trigger scancel|time-limit|cancel]
 #                           [--program double | --program real --data FILE]
+#                           [--container CHARLIECLOUD_IMAGE]
 #
 # --program double  the ranks are tests/slurm/preempt_double.sh, which follows
 #                   only cifar_mpi's preemption contract: this tests the job
 #                   scripts on their own.
 # --program real    the ranks are cifar_mpi training on --data (for when the
 #                   trainer handles SIGUSR1: checkpoint, exit 3, --resume auto).
+# --container DIR   container mode (with --program real): each rank is the
+#                   image's cifar_mpi in ch-run (CIFAR_CONTAINER=DIR); the final
+#                   model must equal, bit for bit, a run of the same steps on
+#                   the host that nothing interrupted.
 # shellcheck source=tests/slurm/job_test_lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/job_test_lib.sh"
 
@@ -28,6 +33,7 @@ program=double
 launcher=srun
 trigger=scancel
 data=
+container=
 set -- "${JOB_TEST_ARGS[@]+"${JOB_TEST_ARGS[@]}"}"
 while (($#)); do
   case $1 in
@@ -35,6 +41,7 @@ while (($#)); do
     --launcher) launcher=$2; shift 2 ;;
     --trigger) trigger=$2; shift 2 ;;
     --data) data=$2; shift 2 ;;
+    --container) container=$2; shift 2 ;;
     *) job_test_fail "unknown option $1" ;;
   esac
 done
@@ -71,6 +78,11 @@ case $trigger in
   *) job_test_fail "--trigger must be scancel, time-limit or cancel (got '$trigger')" ;;
 esac
 name=cifar-preempt-$launcher-$trigger
+if [[ -n $container ]]; then
+  [[ $program == real ]] || job_test_fail "--container needs --program real"
+  program_settings+=("CIFAR_CONTAINER=$container" CIFAR_CONTAINER_RUNTIME=charliecloud "USER=${USER:-$(id -un)}")
+  name+=-container
+fi
 job=$(job_test_submit "$name" "$kNtasks" "${submit_options[@]+"${submit_options[@]}"}" -- "CIFAR_BUILD=$build" \
   "CIFAR_RUN_DIR=$run_dir" "CIFAR_LAUNCHER=$launcher" "${program_settings[@]}")
 mini_cluster_log "submitted $name as job $job"
@@ -131,6 +143,21 @@ else
   grep -q '"steps": '"${CIFAR_SLURM_TEST_STEPS:-150}" "$run_dir/metrics.jsonl" ||
     job_test_fail "$run_dir/metrics.jsonl does not reach step ${CIFAR_SLURM_TEST_STEPS:-150}: $(cat "$run_dir/metrics.jsonl")"
   grep -E 'preempted by|resumed from' "$(job_test_log_file "$name" "$job")" || true
+fi
+if [[ -n $container ]]; then
+  job_test_expect_in_log "$name" "$job" 1 'container mode: charliecloud'
+  # The same steps on the host, uninterrupted: the resumed run must match it exactly.
+  for setting in "${program_settings[@]}"; do
+    [[ $setting != CIFAR_EXTRA_ARGS=* ]] || read -r -a straight_args <<<"${setting#CIFAR_EXTRA_ARGS=}"
+  done
+  mkdir -p "$JOB_TEST_TMP/straight"
+  cd "$JOB_TEST_TMP/straight"
+  OMP_NUM_THREADS=1 mpirun --allow-run-as-root --oversubscribe --bind-to none -np "$kNtasks" "$JOB_TEST_BUILD/cifar_mpi" \
+    --data "$data" "${straight_args[@]}" --output "$JOB_TEST_TMP/straight/model.pth" --metrics "" >"$JOB_TEST_TMP/straight.log" 2>&1 ||
+    { cat "$JOB_TEST_TMP/straight.log"; job_test_fail "the uninterrupted run on the host failed"; }
+  "$JOB_TEST_BUILD/compare_models" "$JOB_TEST_TMP/straight/model.pth" "$run_dir/model.pth" --rtol 0 | tail -n 1
+  "$JOB_TEST_BUILD/compare_models" "$JOB_TEST_TMP/straight/model.pth" "$run_dir/model.pth" --rtol 0 >/dev/null ||
+    job_test_fail "the preempted and resumed run in the container differs from the uninterrupted one"
 fi
 
 mini_cluster_log "PASS: SIGUSR1 ($trigger) reached all $kNtasks ranks through $launcher; checkpoint, requeue and resume in $((SECONDS - started))s in all"
