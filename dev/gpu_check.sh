@@ -426,7 +426,7 @@ step_bench_speed94_muon_cpp() { time_config config/speed94_muon.ini speed94_muon
 
 step_bench_speed94_airbench() {
   [[ -f $GPU_AIRBENCH/airbench94.py && -f $GPU_AIRBENCH/make_data.py ]] ||
-    { echo "$GPU_AIRBENCH/airbench94.py or make_data.py missing: carry a copy of ../shared/bench/airbench"; return 1; }
+    { echo "$GPU_AIRBENCH/airbench94.py or make_data.py missing: carry a copy of the airbench repository (airbench94.py, make_data.py)"; return 1; }
   local data
   data=$(airbench_data)
   # One extra first run: the peer's own warm-up (cuDNN autotuning, lazy CUDA init) is not in its figures.
