@@ -58,9 +58,6 @@ fi
 # it runs that preset): clang with ASan, UBSan and libFuzzer (runtimes in libclang-rt).
 if [[ ${CIFAR_SETUP_SANITIZERS:-0} == 1 ]]; then packages+=(clang-14 libclang-rt-14-dev); fi
 
-# check_without_root: what the build needs, found by name rather than by
-# Debian package (modules, a site's own installs, a pip venv); prints each
-# missing piece with how to provide it; exit status 1 if one is missing.
 # have_lib NAME: a shared library NAME* in the loader's cache or on
 # LD_LIBRARY_PATH/LIBRARY_PATH (where modules put theirs).
 have_lib() {
@@ -119,7 +116,12 @@ check_without_root() {
     echo "setup: provide the MISSING pieces above (or ask an administrator for: apt-get install ${packages[*]})"
     return 1
   fi
-  echo "setup: everything the build needs is there: cmake --preset cpu && cmake --build --preset cpu"
+  if [[ -n ${CIFAR_TORCH_PYTHON:-} ]]; then
+    # A venv's torch is what the cuda preset builds against (CUDA wheels).
+    echo "setup: everything the build needs is there: cmake --preset cuda -DCIFAR_TORCH_PYTHON=$CIFAR_TORCH_PYTHON && cmake --build --preset cuda"
+  else
+    echo "setup: everything the build needs is there: cmake --preset cpu && cmake --build --preset cpu"
+  fi
 }
 
 if [[ $(id -u) -eq 0 ]]; then
