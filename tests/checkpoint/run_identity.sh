@@ -2,7 +2,7 @@
 # --resume continues only the run that wrote the checkpoint, so
 # that a job script's `--resume auto` never continues, or overwrites, another
 # experiment:
-#  * another run's settings in the same folder are refused (exit 1) naming
+#  * another run's settings in the same folder are refused (exit 6) naming
 #    each differing key with both values; so is other data of the same size;
 #  * the sample order and inputs (--shuffle, --shuffle-seed, --augment,
 #    --normalize, --drop-last) are refused mid-epoch as well;
@@ -10,7 +10,7 @@
 #    leaves its model file alone (writing it only when it is missing);
 #    a larger --epochs continues it;
 #  * a fresh run (--resume none) into a folder with checkpoints, or a
-#    --resume PATH beside another run's checkpoints, is refused (exit 2 / 1)
+#    --resume PATH beside another run's checkpoints, is refused (exit 2 / 6)
 #    and deletes nothing.
 # shellcheck source=tests/checkpoint/lib.sh
 source "$(dirname "$0")/lib.sh"
@@ -46,14 +46,14 @@ expect_refused() {
 refused_meanwhile() { background "$2.out" expect_refused "$@"; }  # expect_refused, in the background
 
 # What the job scripts met: another --lr and --seed, same folder, --resume auto.
-refused_meanwhile 1 other_run.log \
+refused_meanwhile 6 other_run.log \
   "was written by a different run: --seed 3 there, 4 here; --lr 0.05 there, 0.01 here. .*\(--seed 3 --lr 0.05\)" \
   "${common[@]}" --lr 0.01 --seed 4 --epochs 1 --output other.pth --checkpoint-dir ckpt --resume auto
 # Mid-epoch (step 6 of 8), every option of the sample order and the inputs.
 for change in "shuffle false:true" "shuffle-seed 1:0" "augment true:false" "normalize dataset:recipe" \
   "drop-last true:false"; do
   option=${change%%:*}
-  refused_meanwhile 1 "mid_${option%% *}.log" "--${option%% *} ${change##*:} there, ${option#* } here" \
+  refused_meanwhile 6 "mid_${option%% *}.log" "--${option%% *} ${change##*:} there, ${option#* } here" \
     "${common[@]}" --lr 0.05 --seed 3 --epochs 1 --output "mid_${option%% *}.pth" \
     --resume ckpt/ckpt-e0000-s000006.pt "--${option%% *}" "${option#* }"
 done
@@ -62,7 +62,7 @@ background run_c.out train 2 run_c.log "${common[@]}" --lr 0.01 --seed 4 --epoch
 # The same size with other content.
 "$CIFAR_PACK" --synthetic 512 --test-count 128 --seed 9 --output other.h5 >/dev/null
 wait_background "a run beside the first one failed its check"
-data=other.h5 expect_refused 1 other_data.log \
+data=other.h5 expect_refused 6 other_data.log \
   "written with training data of source md5 [0-9a-f]+, 512 training samples.* but this run has source md5 [0-9a-f]+, 512 training samples.*\(--data other.h5\)" \
   "${run_a[@]}" --epochs 1 --resume auto
 
@@ -82,7 +82,7 @@ identical first_model.pth model.pth "the model written from the final checkpoint
 expect_refused 2 fresh.log \
   "--checkpoint-dir ckpt already holds 3 checkpoint\(s\) of an earlier run \(newest ckpt-e0001-s000008.pt\); continue that run with --resume auto" \
   "${run_a[@]}" --epochs 1 --resume none
-expect_refused 1 beside.log \
+expect_refused 6 beside.log \
   "checkpoint 'ckpt/ckpt-e0001-s000008.pt' was written by a different run: --seed 3 there, 4 here; --lr 0.05 there" \
   "${common[@]}" --lr 0.01 --seed 4 --epochs 2 --output c2.pth --checkpoint-dir ckpt --resume ckpt_c/ckpt-e0001-s000008.pt
 
