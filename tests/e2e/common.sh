@@ -34,23 +34,31 @@ compare() {
 # order started, and fails naming WHAT when any failed. For independent
 # launches that spend their time starting up (mpirun, loading LibTorch)
 # rather than computing: one after the other, that wait adds up.
+# Each gets its own Open MPI session folder (orte_tmpdir_base): mpiruns that
+# start together race to create and remove the shared /tmp/ompi.HOST.UID
+# ("mkdir ... File exists", orte_init failed).
 background_pids=()
 background_logs=()
+background_tmp=()
 background() {
-  local log=$1
+  local log=$1 tmp
   shift
   while (($(jobs -rp | wc -l) >= 4)); do wait -n || true; done
-  "$@" >"$log" 2>&1 &
+  tmp=$(mktemp -d "${TMPDIR:-/tmp}/cifar-ompi.XXXXXX")
+  OMPI_MCA_orte_tmpdir_base=$tmp "$@" >"$log" 2>&1 &
   background_pids+=("$!")
   background_logs+=("$log")
+  background_tmp+=("$tmp")
 }
 wait_background() {
   local i failed=0
   for i in "${!background_pids[@]}"; do
     wait "${background_pids[$i]}" || failed=1
     cat "${background_logs[$i]}"
+    rm -rf "${background_tmp[$i]}"
   done
   background_pids=()
   background_logs=()
+  background_tmp=()
   ((failed == 0)) || fail "$1 (see above)"
 }
