@@ -61,7 +61,8 @@ std::string owner_record_path(const std::string& path) {
 std::string folder_record_path(const std::string& folder) { return paths::join(folder, ".cifar_mpi.run"); }
 
 std::optional<OwnerRecord> read_owner_record(const std::string& record_path) {
-  if (file_size(record_path) < 0 || file_size(record_path) > static_cast<int64_t>(kMaxRecordBytes)) return std::nullopt;
+  // A regular, readable file of a record's size at most, by the inputs' own stat check.
+  if (!paths::check_regular_file(record_path, static_cast<long long>(kMaxRecordBytes))) return std::nullopt;
   return parse_owner_record(first_bytes(record_path, kMaxRecordBytes));
 }
 
