@@ -15,6 +15,8 @@
 # the peer's make_data.py writes from the same archive), then cifar_mpi to the
 # peer's own final TTA accuracy; prints both times to that accuracy and their
 # ratio (cifar_mpi / peer), then the means. --target is then ignored.
+# PEER_PYTHON names the Python that runs the peer (default python3; it needs
+# torch and torchvision, e.g. Debian's /usr/bin/python3).
 #
 #   dev/bench/time_to_accuracy.sh --config config/speed94_muon.ini --np 2 --seeds 0,1 \
 #       --vs-peer PATH/airbench94.py --peer-data DIR
@@ -65,7 +67,7 @@ if [[ -n $peer ]]; then
   IFS=, read -r -a seed_list <<<"$seeds"
   for seed in "${seed_list[@]}"; do
     plog=$work/peer$seed.log log=$work/vs$seed.log
-    AIRBENCH_DATA=$peer_data AIRBENCH_RUNS=1 python3 dev/bench/airbench_cpu.py "$peer" >"$plog" 2>&1 ||
+    AIRBENCH_DATA=$peer_data AIRBENCH_RUNS=1 "${PEER_PYTHON:-python3}" dev/bench/airbench_cpu.py "$peer" >"$plog" 2>&1 ||
       { tail -n 20 "$plog"; echo "time_to_accuracy: the peer failed (seed $seed)" >&2; exit 1; }
     peer_acc=$(peer_field 7 "$plog") peer_time=$(peer_field 8 "$plog")
     [[ -n $peer_acc && -n $peer_time ]] || { tail -n 5 "$plog"; echo "time_to_accuracy: no final row in $plog" >&2; exit 1; }
