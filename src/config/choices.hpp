@@ -20,7 +20,7 @@ enum class ScheduleKind { Constant, Cosine, OneCycle, Triangle, Linear };
 enum class NormalizeKind { Recipe, Dataset };
 enum class FlipMode { Random, Alternating };
 enum class CropPadding { Zero, Reflect };
-enum class TtaMode { None, Mirror, MirrorTranslate };
+enum class TtaMode { None, Mirror, MirrorTranslate, MirrorTranslateEqual };
 enum class OnNonFinite { Stop, Skip };  // a step whose averaged gradient is not finite
 enum class ElasticBatch { Global, PerRank };  // what a resume at another world size keeps
 
@@ -64,8 +64,11 @@ struct ChoiceNames<CropPadding> {
 };
 template <>
 struct ChoiceNames<TtaMode> {
-  static constexpr std::array<std::pair<TtaMode, const char*>, 3> values{
-      {{TtaMode::None, "none"}, {TtaMode::Mirror, "mirror"}, {TtaMode::MirrorTranslate, "mirror-translate"}}};
+  static constexpr std::array<std::pair<TtaMode, const char*>, 4> values{{{TtaMode::None, "none"},
+                                                                          {TtaMode::Mirror, "mirror"},
+                                                                          {TtaMode::MirrorTranslate, "mirror-translate"},
+                                                                          {TtaMode::MirrorTranslateEqual,
+                                                                           "mirror-translate-equal"}}};
 };
 template <>
 struct ChoiceNames<OnNonFinite> {

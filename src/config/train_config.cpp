@@ -165,11 +165,12 @@ void visit_training_options(TrainingConfig& t, Visitor&& v) {
   v(s, "eval", t.eval, kFree, "evaluate on the test split after every epoch");
   v(s, "eval-every-epochs", t.eval_every_epochs, kFree, "evaluate only every N epochs, and after the last");
   v(s, "tta-fraction", t.tta_fraction, kFree,
-    "with --tta: only this fraction of each evaluation batch, its least confident images, gets the views "
+    "with --tta: only this fraction of the test split, its least confident images, gets the views "
     "(selective TTA; 1: all)");
   v(s, "tta", t.tta, kFree,
     "test-time augmentation: none | mirror (average with the mirrored image) | mirror-translate (also "
-    "1-pixel translations)");
+    "1-pixel translations; the unshifted pair weighs double) | mirror-translate-equal (the same six views at "
+    "equal weights)");
   v(s, "target-accuracy", t.target_accuracy, kFree,
     "stop once the test accuracy reaches this fraction and print TIME_TO_TARGET; a run that ends below it prints "
     "TARGET_NOT_REACHED (exit code 0) (0: train the full run)");

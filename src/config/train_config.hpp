@@ -66,7 +66,7 @@ struct TrainingConfig {
   bool eval = true;      // evaluate on the test split after every epoch
   int eval_every_epochs = 1;  // ... or every N epochs and after the last
   TtaMode tta = TtaMode::None;  // test-time augmentation of the evaluation
-  double tta_fraction = 1.0;    // selective TTA: the least confident fraction of each batch gets it
+  double tta_fraction = 1.0;    // selective TTA: the least confident fraction of the test split gets it
   double target_accuracy = 0;   // stop once the test accuracy reaches this (0: never)
   OnNonFinite on_nonfinite = OnNonFinite::Stop;
   // A run failed numerically (exit code 5) when an epoch's mean training or

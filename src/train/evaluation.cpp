@@ -42,19 +42,39 @@ torch::Tensor view_logits(Model& model, const torch::Tensor& images, const Norma
   return sum;
 }
 
-// Selective TTA: the plain logits, and the views' for the `tta_fraction`
-// least confident images (floor of the fraction of the batch).
-torch::Tensor selective_logits(Model& model, const torch::Tensor& images, const Normalization& normalization,
-                               const EvalOptions& o) {
+// The logits of one view, the image itself: the first pass of selective TTA.
+torch::Tensor plain_logits(Model& model, const torch::Tensor& images, const Normalization& normalization,
+                           const EvalOptions& o) {
   EvalOptions plain = o;
   plain.views = {EvalView{}};
-  torch::Tensor logits = view_logits(model, images, normalization, plain);
-  const auto k = static_cast<int64_t>(o.tta_fraction * static_cast<double>(images.size(0)));
-  if (k <= 0) return logits;
-  const torch::Tensor confidence = std::get<0>(torch::softmax(logits, 1).max(1));
-  const torch::Tensor uncertain = std::get<1>(confidence.topk(k, 0, /*largest=*/false, /*sorted=*/true));
-  const torch::Tensor picked = view_logits(model, images.index_select(0, uncertain.to(images.device())), normalization, o);
-  return logits.index_copy(0, uncertain, picked);
+  return view_logits(model, images, normalization, plain);
+}
+
+// Selective TTA over the whole split: each rank writes its images' top
+// softmax probabilities into a split-sized vector (zeros elsewhere), one
+// all-reduce gives every rank all of them, and every rank picks the same
+// floor(fraction x N) least confident images from the same numbers. Then each
+// rank replaces the plain logits of its own picked images with the views'.
+// Collective: every rank calls it, with or without batches.
+void augment_least_confident(Model& model, const Split& test, const std::vector<torch::Tensor>& batches,
+                             std::vector<torch::Tensor>& logits, const Normalization& normalization,
+                             Communicator& comm, const EvalOptions& o) {
+  const int64_t n = test.size();
+  const auto k = static_cast<int64_t>(o.tta_fraction * static_cast<double>(n));
+  if (k <= 0) return;  // the same n and fraction on every rank: all return here
+  torch::Tensor confidence = torch::zeros({n}, torch::TensorOptions().dtype(torch::kFloat64).device(o.device));
+  for (size_t b = 0; b < batches.size(); ++b)
+    confidence.index_copy_(0, batches[b].to(o.device),
+                           std::get<0>(torch::softmax(logits[b], 1).max(1)).to(torch::kFloat64));
+  comm.all_reduce(confidence, ReduceOp::Sum);
+  torch::Tensor picked = torch::zeros({n}, torch::TensorOptions().dtype(torch::kBool).device(o.device));
+  picked.index_fill_(0, std::get<1>(confidence.topk(k, 0, /*largest=*/false, /*sorted=*/true)), true);
+  for (size_t b = 0; b < batches.size(); ++b) {
+    const torch::Tensor rows = picked.index_select(0, batches[b].to(o.device)).nonzero().squeeze(1);
+    if (rows.numel() == 0) continue;
+    const torch::Tensor images = test.images.index_select(0, batches[b].index_select(0, rows.to(batches[b].device())));
+    logits[b] = logits[b].index_copy(0, rows, view_logits(model, images, normalization, o));
+  }
 }
 
 // This rank's stride of the split, in batches of `batch_size`.
@@ -94,6 +114,11 @@ std::vector<EvalView> tta_views(TtaMode mode) {
     case TtaMode::MirrorTranslate:
       return {{0, 0, false, 0.25},    {0, 0, true, 0.25},    {-1, -1, false, 0.125},
               {-1, -1, true, 0.125}, {1, 1, false, 0.125}, {1, 1, true, 0.125}};
+    case TtaMode::MirrorTranslateEqual: {
+      std::vector<EvalView> views = tta_views(TtaMode::MirrorTranslate);
+      for (EvalView& v : views) v.weight = 1.0 / static_cast<double>(views.size());
+      return views;
+    }
   }
   return {EvalView{}};
 }
@@ -126,17 +151,23 @@ Evaluation evaluate(Model& model, const Split& test, const Normalization& normal
   // [loss sum, confusion matrix]: float64 counts are exact far beyond any test split.
   auto totals = torch::zeros({1 + kNumClasses * kNumClasses},
                              torch::TensorOptions().dtype(torch::kFloat64).device(options.device));
-  for (const torch::Tensor& idx :
-       shard_batches(test.size(), comm.rank(), comm.size(), options.batch_size, test.images.device())) {
+  const bool selective = options.tta_fraction < 1 && options.views.size() > 1;
+  const std::vector<torch::Tensor> batches =
+      shard_batches(test.size(), comm.rank(), comm.size(), options.batch_size, test.images.device());
+  std::vector<torch::Tensor> logits;  // per batch: a shard's logits are small (10 per image)
+  for (const torch::Tensor& idx : batches) {
     const torch::Tensor images = test.images.index_select(0, idx);
-    const torch::Tensor logits = options.tta_fraction < 1 && options.views.size() > 1
-                                     ? selective_logits(model, images, normalization, options)
-                                     : view_logits(model, images, normalization, options);
-    const torch::Tensor labels = copy_to_device(test.labels.index_select(0, idx.to(test.labels.device())), options.device);
+    logits.push_back(selective ? plain_logits(model, images, normalization, options)
+                               : view_logits(model, images, normalization, options));
+  }
+  if (selective) augment_least_confident(model, test, batches, logits, normalization, comm, options);
+  for (size_t b = 0; b < batches.size(); ++b) {
+    const torch::Tensor labels =
+        copy_to_device(test.labels.index_select(0, batches[b].to(test.labels.device())), options.device);
     totals[0] += torch::nn::functional::cross_entropy(
-        logits, labels, torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kSum));
+        logits[b], labels, torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kSum));
     totals.narrow(0, 1, kNumClasses * kNumClasses) +=
-        torch::bincount(labels * kNumClasses + logits.argmax(1), {}, kNumClasses * kNumClasses).to(torch::kFloat64);
+        torch::bincount(labels * kNumClasses + logits[b].argmax(1), {}, kNumClasses * kNumClasses).to(torch::kFloat64);
   }
   comm.all_reduce(totals, ReduceOp::Sum);
   model.train();

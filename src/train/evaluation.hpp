@@ -8,13 +8,16 @@
 // augmentation's crop and flip (data/batch_transform.hpp) with fixed draws
 // and reflected padding, so train and test see the same transformations.
 // --tta (the CIFAR-10 speed recipes' test-time augmentation):
-//   none              the image
-//   mirror            (f(x) + f(mirror x)) / 2
-//   mirror-translate  mirror(x) / 2 + (mirror(x shifted up-left by 1) + mirror(x shifted down-right by 1)) / 4
+//   none                    the image
+//   mirror                  (f(x) + f(mirror x)) / 2
+//   mirror-translate        mirror(x) / 2 + (mirror(x shifted up-left by 1) + mirror(x shifted down-right by 1)) / 4
+//                           (airbench94's weights)
+//   mirror-translate-equal  the same six views, each weighing 1/6 (the Hiverge record recipe's)
 // With --tta-fraction f < 1 (selective TTA, as the Hiverge record recipe's
-// 0.25): only the f least confident images of each evaluation batch (by
-// the largest softmax probability of their plain logits) get the views; the
-// others keep their plain logits.
+// 0.25): only the floor(f x N) least confident images of the whole test split
+// (by the largest softmax probability of their plain logits) get the views;
+// the others keep their plain logits. The choice is made over the split, not
+// per rank or batch, so it is the same at any world size and batch size.
 #pragma once
 
 #include <torch/torch.h>
@@ -51,7 +54,7 @@ struct EvalOptions {
   torch::Device device = torch::kCPU;  // where the model runs
   torch::MemoryFormat format = torch::MemoryFormat::Contiguous;
   Precision precision = Precision::Fp32;  // autocast of the forward passes
-  double tta_fraction = 1.0;  // of each batch, the least confident, that get the views (selective TTA)
+  double tta_fraction = 1.0;  // of the split, the least confident, that get the views (selective TTA)
 };
 
 struct Evaluation {

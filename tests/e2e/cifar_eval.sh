@@ -2,8 +2,9 @@
 # cifar_eval against Python (Debian's python3-torch computing the same numbers,
 # tests/e2e/eval_check.py): the confusion matrix equal count for count and
 # the loss within 1e-6, for
-#   * a convnet trained 8 steps by cifar_mpi, on 2 ranks, and with --tta on 3
-#     ranks (uneven shards, 10 views);
+#   * a convnet trained 8 steps by cifar_mpi, on 2 ranks, with --tta on 3
+#     ranks (uneven shards, 6 views), and with selective TTA on 2 ranks (the
+#     split's least confident quarter gets six equal views);
 #   * a resnet18 saved by Python with torch.save(dict(model.state_dict())),
 #     and the same with DistributedDataParallel's "module." key prefix (read
 #     without it, said once; the same scores);
@@ -61,6 +62,8 @@ background convnet.out score 2 convnet.log --model convnet --weights convnet.pth
   --json convnet.json
 background convnet_tta.out score 3 convnet_tta.log --model convnet --weights convnet.pth --data "$E2E_DATA" \
   --batch-size 64 --tta mirror-translate --json convnet_tta.json
+background convnet_selective.out score 2 convnet_selective.log --model convnet --weights convnet.pth \
+  --data "$E2E_DATA" --batch-size 50 --tta mirror-translate-equal --tta-fraction 0.25 --json convnet_selective.json
 background resnet.out score 2 resnet.log --model resnet18 --weights resnet18_py.pth --data small.h5 --batch-size 32 \
   --json resnet.json
 # DistributedDataParallel's "module." prefix on every key: read without it, said once.
@@ -124,9 +127,10 @@ expect_once() {  # expect_once FILE TEXT: TEXT on exactly one line of FILE
 expect_once resnet_ddp.log "model file 'resnet18_ddp.pth': every key begins with DistributedDataParallel's 'module.' prefix"
 sed 's/resnet18_ddp.pth/resnet18_py.pth/' resnet_ddp.json | cmp - resnet.json || fail "the DDP-prefixed file scored differently"
 
-# Python's numbers for the three scores, in one process.
+# Python's numbers for the four scores, in one process.
 "$PYTHON" "$SOURCE_DIR/tests/e2e/eval_check.py" convnet convnet.pth "$E2E_DATA" convnet.json 2 100 \
   -- convnet convnet.pth "$E2E_DATA" convnet_tta.json 3 64 --tta \
+  -- convnet convnet.pth "$E2E_DATA" convnet_selective.json 2 50 --selective \
   -- resnet18 resnet18_py.pth small.h5 resnet.json 2 32 || fail "Python's numbers differ (eval_check.py, above)"
 
 "$PYTHON" "$SOURCE_DIR/tools/plot_metrics" --confusion convnet.json --output confusion.png ||

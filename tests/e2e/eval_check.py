@@ -7,7 +7,11 @@ reflect-padded by 2, cropped at (2+dy, 2+dx), mirrored), logits averaged with
 the same weights in the same order. The confusion matrix must be equal count for count, the loss
 within 1e-6 (relative). Prints both side by side.
 
-Usage: eval_check.py MODEL WEIGHTS DATA.h5 CPP_JSON RANKS BATCH [--tta] [-- MODEL WEIGHTS ...]...
+--selective: the six views at equal weights (--tta mirror-translate-equal)
+for the 25% least confident images of the whole split (--tta-fraction 0.25):
+the plain logits first, then the views of each batch's chosen images.
+
+Usage: eval_check.py MODEL WEIGHTS DATA.h5 CPP_JSON RANKS BATCH [--tta|--selective] [-- MODEL WEIGHTS ...]...
 Each case after a `--` is checked in turn by the same process (one start-up
 of torch for all); the exit code is 1 when any case fails.
 """
@@ -26,6 +30,8 @@ CLASSES = 10
 # cifar_eval's --tta mirror-translate views (src/train/evaluation.cpp, tta_views): (dy, dx, flip, weight).
 TTA_VIEWS = [(0, 0, False, 0.25), (0, 0, True, 0.25), (-1, -1, False, 0.125), (-1, -1, True, 0.125),
              (1, 1, False, 0.125), (1, 1, True, 0.125)]
+EQUAL_VIEWS = [(dy, dx, flip, 1 / 6) for dy, dx, flip, _ in TTA_VIEWS]
+SELECTIVE_FRACTION = 0.25
 PAD = 2
 HALF = torch.full((1, 3, 1, 1), 0.5)  # the recipe's per-channel mean and std
 
@@ -50,7 +56,19 @@ def logits_of(model, images, views):
     return total
 
 
-def reference(name, weights, data, ranks, batch, views):
+def least_confident(model, images, batches):
+    """Which images of the split get the views under --tta-fraction: the floor(f x N) with the
+    lowest top softmax probability of their plain logits, over the whole split."""
+    confidence = torch.zeros(len(images), dtype=torch.float64)
+    for idx in batches:
+        plain = logits_of(model, images[idx], [(0, 0, False, 1.0)])
+        confidence[idx] = F.softmax(plain, 1).max(1).values.double()
+    picked = torch.zeros(len(images), dtype=torch.bool)
+    picked[confidence.topk(int(SELECTIVE_FRACTION * len(images)), largest=False).indices] = True
+    return picked
+
+
+def reference(name, weights, data, ranks, batch, views, selective):
     model = MODELS[name]()
     model.load_state_dict(torch.load(weights, weights_only=True))
     model.eval()
@@ -59,14 +77,23 @@ def reference(name, weights, data, ranks, batch, views):
         labels = torch.from_numpy(f["test/labels"][:]).long()
     confusion = torch.zeros(CLASSES * CLASSES, dtype=torch.long)
     loss_sum = 0.0
+    batches = []  # each rank's stride, in its batches, as cifar_eval scores them
+    for rank in range(ranks):
+        shard = torch.arange(rank, len(labels), ranks)
+        batches += [shard[begin:begin + batch] for begin in range(0, len(shard), batch)]
     with torch.no_grad():
-        for rank in range(ranks):  # each rank's stride, in its batches, as cifar_eval scores them
-            shard = torch.arange(rank, len(labels), ranks)
-            for begin in range(0, len(shard), batch):
-                idx = shard[begin:begin + batch]
-                logits, y = logits_of(model, images[idx], views), labels[idx]
-                loss_sum += F.cross_entropy(logits, y, reduction="sum").item()
-                confusion += torch.bincount(y * CLASSES + logits.argmax(1), minlength=CLASSES * CLASSES)
+        picked = least_confident(model, images, batches) if selective else None
+        for idx in batches:
+            if selective:
+                logits = logits_of(model, images[idx], [(0, 0, False, 1.0)])
+                rows = picked[idx].nonzero().squeeze(1)
+                if len(rows):
+                    logits[rows] = logits_of(model, images[idx[rows]], views)
+            else:
+                logits = logits_of(model, images[idx], views)
+            y = labels[idx]
+            loss_sum += F.cross_entropy(logits, y, reduction="sum").item()
+            confusion += torch.bincount(y * CLASSES + logits.argmax(1), minlength=CLASSES * CLASSES)
     confusion = confusion.view(CLASSES, CLASSES)
     n = int(confusion.sum())
     return {"samples": n, "loss": loss_sum / n, "accuracy": int(confusion.trace()) / n,
@@ -84,11 +111,12 @@ def side_by_side(cpp, py, classes):
 
 
 def check(args):
-    """One case: MODEL WEIGHTS DATA.h5 CPP_JSON RANKS BATCH [--tta]. True when it passes."""
+    """One case: MODEL WEIGHTS DATA.h5 CPP_JSON RANKS BATCH [--tta|--selective]. True when it passes."""
     name, weights, data, cpp_json, ranks, batch = args[:6]
-    views = TTA_VIEWS if args[6:] == ["--tta"] else [(0, 0, False, 1.0)]
+    selective = args[6:] == ["--selective"]
+    views = {"--tta": TTA_VIEWS, "--selective": EQUAL_VIEWS}.get("".join(args[6:]), [(0, 0, False, 1.0)])
     cpp = json.load(open(cpp_json))
-    py = reference(name, weights, data, int(ranks), int(batch), views)
+    py = reference(name, weights, data, int(ranks), int(batch), views, selective)
     side_by_side(cpp, py, cpp["classes"])
     failures = []
     if cpp["views"] != len(views):
@@ -106,7 +134,8 @@ def check(args):
         print("FAIL", f)
     if failures:
         return False
-    print(f"ok   {name} {'with test-time augmentation ' if len(views) > 1 else ''}on {ranks} rank(s): "
+    tta = "" if len(views) == 1 else "with selective test-time augmentation " if selective else "with test-time augmentation "
+    print(f"ok   {name} {tta}on {ranks} rank(s): "
           "confusion matrix equal count for count, loss within 1e-6")
     return True
 
@@ -117,7 +146,7 @@ def main():
         if arg != "--":
             case.append(arg)
             continue
-        if len(case) not in (6, 7) or case[6:] not in ([], ["--tta"]):
+        if len(case) not in (6, 7) or case[6:] not in ([], ["--tta"], ["--selective"]):
             sys.exit(__doc__)
         cases.append(case)
         case = []

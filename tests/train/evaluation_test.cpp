@@ -119,6 +119,7 @@ torch::Tensor reference_logits(Model& model, const torch::Tensor& x, TtaMode tta
   const auto padded = torch::reflection_pad2d(x, {1, 1, 1, 1});
   const auto up_left = padded.narrow(2, 0, 32).narrow(3, 0, 32);
   const auto down_right = padded.narrow(2, 2, 32).narrow(3, 2, 32);
+  if (tta == TtaMode::MirrorTranslateEqual) return (mirror(x) + mirror(up_left) + mirror(down_right)) / 3;
   return 0.5 * mirror(x) + 0.25 * mirror(up_left) + 0.25 * mirror(down_right);
 }
 
@@ -136,7 +137,7 @@ Split random_split() {
 TEST(Evaluation, EachTtaModeEqualsTheDocumentedViewsOnOneProcess) {
   const Split s = random_split();
   auto model = make_model("convnet");
-  for (TtaMode tta : {TtaMode::None, TtaMode::Mirror, TtaMode::MirrorTranslate}) {
+  for (TtaMode tta : {TtaMode::None, TtaMode::Mirror, TtaMode::MirrorTranslate, TtaMode::MirrorTranslateEqual}) {
     EvalOptions options;
     options.batch_size = 8;
     options.views = tta_views(tta);
@@ -152,46 +153,51 @@ TEST(Evaluation, EachTtaModeEqualsTheDocumentedViewsOnOneProcess) {
   }
 }
 
-// Selective TTA (--tta-fraction 0.25): in each evaluation batch, the
-// floor(25%) images with the lowest top softmax probability get the views'
-// logits, the others keep their plain ones. Each rank's shard is one batch
-// here; the reference scores every rank's shard itself.
-TEST(Evaluation, SelectiveTtaAugmentsOnlyTheLeastConfident) {
-  const Split s = random_split();
-  auto model = make_model("convnet");
-  EvalOptions options;
-  options.batch_size = 64;
-  options.views = tta_views(TtaMode::MirrorTranslate);
-  options.tta_fraction = 0.25;
-  const Evaluation got = evaluate(*model, s, Normalization::recipe(), comm(), options);
-  torch::NoGradGuard no_grad;
-  model->eval();
-  const auto x = normalize_batch(s.images, Normalization::recipe());
-  const auto plain = reference_logits(*model, x, TtaMode::None);
-  const auto full = reference_logits(*model, x, TtaMode::MirrorTranslate);
-  model->train();
-  double loss = 0;
-  int64_t correct = 0, augmented = 0;
-  for (int r = 0; r < comm().size(); ++r) {
-    const auto shard = torch::arange(r, 41, comm().size(), torch::kLong);
-    const int64_t k = shard.size(0) / 4;  // floor(0.25 n)
-    const auto confidence = std::get<0>(torch::softmax(plain.index_select(0, shard), 1).max(1));
-    const auto order = confidence.argsort();  // least confident first
-    torch::Tensor logits = plain.index_select(0, shard).clone();
-    for (int64_t j = 0; j < k; ++j) {
-      const int64_t i = order[j].item<int64_t>();
-      logits[i] = full[shard[i].item<int64_t>()];
-      ++augmented;
-    }
-    const auto labels = s.labels.index_select(0, shard);
-    loss += torch::nn::functional::cross_entropy(
-                logits, labels, torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kSum))
-                .item<double>();
-    correct += (logits.argmax(1) == labels).sum().item<int64_t>();
+// Logits: the top-left pixel's three channels (x 4) for classes 0..2, 0 for
+// the others. Every view of a random image moves another pixel there, so
+// which images got the views shows plainly in the loss.
+class TopLeftPixel : public Model {
+ public:
+  TopLeftPixel() : Model("top_left_pixel") {}
+  torch::Tensor forward(const torch::Tensor& x) override {
+    const torch::Tensor corner = x.narrow(2, 0, 1).narrow(3, 0, 1).flatten(1) * 4;
+    return torch::cat({corner, torch::zeros({x.size(0), kClasses - 3})}, 1);
   }
-  EXPECT_GT(augmented, 0);
-  EXPECT_NEAR(got.loss, loss / 41.0, 1e-5 * loss / 41.0);
-  EXPECT_EQ(got.correct(), correct);
+};
+
+// Selective TTA (--tta-fraction 0.25): the floor(25%) images of the whole
+// split (10 of 41) with the lowest top softmax probability get the views'
+// logits, the others keep their plain ones, whatever the world size (this
+// test runs at np 1, 2 and 3) and the batch size: the reference scores the
+// split in one process.
+TEST(Evaluation, SelectiveTtaAugmentsTheSplitsLeastConfidentAtAnyWorldSize) {
+  const Split s = random_split();
+  TopLeftPixel model;
+  const auto x = normalize_batch(s.images, Normalization::recipe());
+  const torch::Tensor plain = reference_logits(model, x, TtaMode::None);
+  const torch::Tensor full = reference_logits(model, x, TtaMode::MirrorTranslateEqual);
+  const int64_t k = s.size() / 4;  // floor(0.25 n)
+  const auto order = std::get<0>(torch::softmax(plain, 1).max(1)).argsort();  // least confident first
+  torch::Tensor logits = plain.clone();
+  for (int64_t j = 0; j < k; ++j) {
+    const int64_t i = order[j].item<int64_t>();
+    logits[i] = full[i];
+  }
+  const double loss = torch::nn::functional::cross_entropy(logits, s.labels).item<double>();
+  const int64_t correct = (logits.argmax(1) == s.labels).sum().item<int64_t>();
+  // The known answer tells the choice apart from no TTA and from TTA of every
+  // image: 100 times the tolerance it is checked to.
+  for (const torch::Tensor& other : {plain, full})
+    ASSERT_GT(std::abs(torch::nn::functional::cross_entropy(other, s.labels).item<double>() - loss), 1e-3 * loss);
+  for (int64_t batch_size : {64, 5}) {
+    EvalOptions options;
+    options.batch_size = batch_size;
+    options.views = tta_views(TtaMode::MirrorTranslateEqual);
+    options.tta_fraction = 0.25;
+    const Evaluation got = evaluate(model, s, Normalization::recipe(), comm(), options);
+    EXPECT_NEAR(got.loss, loss, 1e-5 * loss) << "batch size " << batch_size;
+    EXPECT_EQ(got.correct(), correct) << "batch size " << batch_size;
+  }
 }
 
 }  // namespace

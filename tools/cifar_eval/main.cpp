@@ -44,6 +44,7 @@ struct EvalCommand {
   std::string weights;
   DataConfig data;  // dataset, path and normalisation, as cifar_mpi's [data] options
   TtaMode tta = TtaMode::None;
+  double tta_fraction = 1.0;
   int64_t batch_size = 1000;
   std::string json;
   DeviceRequest device = DeviceRequest::Auto;
@@ -65,7 +66,9 @@ po::options_description describe(EvalCommand& c, OptionTexts& t) {
       "recipe | dataset: the normalisation the model was trained with")(
       "tta", po::value(&t.tta)->default_value(t.tta),
       "test-time augmentation, as cifar_mpi's --tta: none | mirror | mirror-translate (the image and its mirror, "
-      "also shifted one pixel up-left and down-right)")("batch-size", po::value(&c.batch_size)->default_value(c.batch_size),
+      "also shifted one pixel up-left and down-right) | mirror-translate-equal (those six views at equal weights)")(
+      "tta-fraction", po::value(&c.tta_fraction)->default_value(c.tta_fraction),
+      "as cifar_mpi's: only this fraction of the test split, its least confident images, gets the views")("batch-size", po::value(&c.batch_size)->default_value(c.batch_size),
                          "images per forward pass per rank")(
       "json", po::value(&c.json), "also write the numbers as JSON (tools/plot_metrics --confusion draws it)")(
       "device", po::value(&t.device)->default_value(t.device), "auto | cpu | cuda (cuda:<local rank>)")(
@@ -95,6 +98,7 @@ EvalCommand parse_command(int argc, char** argv) {
   CIFAR_CHECK(!c.weights.empty(), ConfigError, "--weights is required: the model file to score");
   CIFAR_CHECK(c.batch_size >= 1, ConfigError, "--batch-size must be at least 1");
   CIFAR_CHECK(c.threads >= 0, ConfigError, "--threads must be 0 (automatic) or positive");
+  CIFAR_CHECK(c.tta_fraction > 0 && c.tta_fraction <= 1, ConfigError, "--tta-fraction must be in (0, 1]");
   c.data.normalize = parse_choice<NormalizeKind>("normalize", t.normalize);
   c.device = parse_choice<DeviceRequest>("device", t.device);
   c.tta = parse_choice<TtaMode>("tta", t.tta);
@@ -145,6 +149,7 @@ int run(MpiEnvironment& env, int argc, char** argv) {
   options.batch_size = c.batch_size;
   options.device = placement.device;
   options.views = tta_views(c.tta);
+  options.tta_fraction = c.tta_fraction;
   const Evaluation e = evaluate(*model, data.test, data.normalization, *comm, options);
   if (world.rank == 0)
     report(e, {c.model, c.weights, c.data.path, data.test.class_names, static_cast<int>(options.views.size()),
