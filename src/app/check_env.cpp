@@ -24,6 +24,7 @@
 #include "train/threads.hpp"
 #include "util/error.hpp"
 #include "util/log.hpp"
+#include "util/paths.hpp"
 
 namespace cifar {
 
@@ -44,10 +45,7 @@ std::string loaded_blas() {
     const std::string path = line.substr(pos);
     if (path.find("libblas") != std::string::npos || path.find("openblas") != std::string::npos ||
         path.find("libmkl") != std::string::npos) {
-      std::string real = path;
-      char buf[4096];
-      if (realpath(path.c_str(), buf)) real = buf;
-      return real;
+      return paths::resolved(path);
     }
   }
   return "none mapped";

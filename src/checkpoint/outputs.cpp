@@ -135,10 +135,14 @@ RunOutputs::RunOutputs(const TrainConfig& config, OutputUse use) {
   // curves (a file's SessionLog START): one job at a time, as for checkpoints.
   if (!tensorboard.empty()) {
     const std::string what = "--tensorboard " + tensorboard;
-    if (claim)
+    if (claim) {
       locks_.emplace_back(checkpoint_lock_path(tensorboard), what);
-    else
+      const std::string record = paths::file_name(folder_record_path(tensorboard));
+      report_removed(tensorboard,
+                     remove_stale_temporaries(tensorboard, [&](const std::string& n) { return n == record; }));
+    } else {
       require_unlocked(checkpoint_lock_path(tensorboard), what);
+    }
   }
   for (const auto& o : outputs) {
     const std::string what = "--" + o.option + " " + o.path;
@@ -148,7 +152,9 @@ RunOutputs::RunOutputs(const TrainConfig& config, OutputUse use) {
     }
     locks_.emplace_back(lock_path_for(o.path), what);
     const std::string folder = paths::parent(paths::absolute(o.path)), name = paths::file_name(o.path);
-    report_removed(folder, remove_stale_temporaries(folder, [&](const std::string& n) { return n == name; }));
+    report_removed(folder, remove_stale_temporaries(folder, [&](const std::string& n) {
+                     return n == name || n == owner_record_name(name);
+                   }));
   }
   if (config.checkpoint.enabled()) {
     const std::string what = "--checkpoint-dir " + dir;
@@ -156,7 +162,9 @@ RunOutputs::RunOutputs(const TrainConfig& config, OutputUse use) {
       require_unlocked(checkpoint_lock_path(dir), what);
     } else {
       locks_.emplace_back(checkpoint_lock_path(dir), what);
-      report_removed(dir, remove_stale_temporaries(dir, is_checkpoint_file_name));
+      report_removed(dir, remove_stale_temporaries(dir, [](const std::string& n) {
+                       return is_checkpoint_file_name(n) || is_checkpoint_file_name(recorded_file_name(n));
+                     }));
     }
   }
 }

@@ -1,8 +1,6 @@
 // Owner records of a run's files (see run_files.hpp).
 #include "checkpoint/run_files.hpp"
 
-#include <limits.h>
-#include <stdlib.h>
 #include <sys/stat.h>
 
 #include <fstream>
@@ -41,21 +39,24 @@ bool has_event_files(const std::string& folder) {
   return false;
 }
 
-// The folder as the kernel resolves it (links, "." and trailing '/'), so
-// that one folder spelled two ways is one run's; as given when it is missing.
-std::string resolved(const std::string& folder) {
-  char buffer[PATH_MAX];
-  return ::realpath(folder.c_str(), buffer) != nullptr ? std::string(buffer) : paths::absolute(folder);
-}
-
 std::string owner_text(const OwnerRecord& r) {
   return "run " + r.run + ", its checkpoints in " + r.checkpoint_dir;
 }
 
 }  // namespace
 
+std::string owner_record_name(const std::string& name) { return "." + name + ".run"; }
+
+std::string recorded_file_name(const std::string& record_name) {
+  constexpr size_t kSuffix = 4;  // ".run"
+  const size_t n = record_name.size();
+  if (n <= 1 + kSuffix || record_name.front() != '.' || record_name.compare(n - kSuffix, kSuffix, ".run") != 0)
+    return "";
+  return record_name.substr(1, n - 1 - kSuffix);
+}
+
 std::string owner_record_path(const std::string& path) {
-  return paths::join(paths::parent(paths::absolute(path)), "." + paths::file_name(path) + ".run");
+  return paths::join(paths::parent(paths::absolute(path)), owner_record_name(paths::file_name(path)));
 }
 
 std::string folder_record_path(const std::string& folder) { return paths::join(folder, ".cifar_mpi.run"); }
@@ -123,7 +124,7 @@ std::string owner_record_text(const OwnerRecord& r) {
 std::string new_run_id(const RunIdentity& run, const std::string& checkpoint_dir) {
   // What defines the run, without how the global batch is split (an elastic
   // resume may change that; the global batch --lr is for stays).
-  std::string text = resolved(checkpoint_dir) + "\n" + run.data_identity + "\n" +
+  std::string text = paths::resolved(checkpoint_dir) + "\n" + run.data_identity + "\n" +
                      std::to_string(run.lr_global_batch) + "\n";
   for (const auto& [key, value] : run.defining)
     if (key != "batch-size" && key != "global-batch-size" && key != "accumulate") text += key + "=" + value + "\n";
@@ -206,7 +207,7 @@ OwnerRecord owner_record(const std::string& run_id, const std::string& kind, con
   OwnerRecord r;
   r.run = run_id;
   r.kind = kind;
-  r.checkpoint_dir = resolved(checkpoint_dir);
+  r.checkpoint_dir = paths::resolved(checkpoint_dir);
   return r;
 }
 

@@ -55,6 +55,10 @@ struct OwnerRecord {
 
 // ".NAME.run" beside the output file `path`.
 std::string owner_record_path(const std::string& path);
+// The record's file name for the file named `name` (".NAME.run"), and back:
+// the file name a record's name stands for ("" when it is not a record's).
+std::string owner_record_name(const std::string& name);
+std::string recorded_file_name(const std::string& record_name);
 // "DIR/.cifar_mpi.run": the record of a folder output (--tensorboard).
 std::string folder_record_path(const std::string& folder);
 // nullopt when the record is absent or not one this program wrote.

@@ -40,6 +40,12 @@ std::string absolute(const std::string& path) {
   return join(cwd.get(), path);
 }
 
+std::string resolved(const std::string& path) {
+  // realpath(path, nullptr) allocates: no PATH_MAX buffer to outgrow.
+  std::unique_ptr<char, decltype(&std::free)> real(::realpath(path.c_str(), nullptr), &std::free);
+  return real ? std::string(real.get()) : absolute(path);
+}
+
 std::string executable() {
   std::vector<char> buffer(4096);
   const ssize_t n = ::readlink("/proc/self/exe", buffer.data(), buffer.size());

@@ -24,6 +24,9 @@ std::string file_name(const std::string& path);
 std::string parent(const std::string& path);
 // `path` joined to the working folder when it is relative.
 std::string absolute(const std::string& path);
+// The path as the kernel resolves it (links, "." and "..", a trailing '/'),
+// so that one file spelled two ways is one; absolute(path) when it is missing.
+std::string resolved(const std::string& path);
 
 // The running program's own file (/proc/self/exe, links resolved), for what
 // is installed next to it; "" when the kernel does not say.

@@ -110,6 +110,17 @@ TEST(CheckpointFiles, NamesSortNewestFirstAndPruningKeepsTheNewest) {
   EXPECT_TRUE(list_checkpoints(dir.file("missing")).empty());
 }
 
+// A record's file name stands for its file's, so that a start-up can tell a
+// record's partial file (..NAME.run.tmp-PID) from other files.
+TEST(Checkpoint, OwnerRecordNamesMapToTheirFilesAndBack) {
+  EXPECT_EQ(owner_record_name("model.pth"), ".model.pth.run");
+  EXPECT_EQ(paths::file_name(owner_record_path("runs/x/model.pth")), ".model.pth.run");
+  EXPECT_EQ(recorded_file_name(".model.pth.run"), "model.pth");
+  EXPECT_EQ(recorded_file_name(owner_record_name("ckpt-e0001-s000020.pt")), "ckpt-e0001-s000020.pt");
+  for (const char* other : {"model.pth", ".run", ".model.pth", "model.pth.run", ".cifar_mpi.lock"})
+    EXPECT_EQ(recorded_file_name(other), "") << other;
+}
+
 const std::string kData = "source md5 0123, 300 training samples, statistics 0000000000000001";
 
 TrainConfig sgd_config() {

@@ -3,7 +3,8 @@
 # --checkpoint-dir, --output or --metrics is refused at start-up (exit code 2,
 # one error line naming A's host and pid) and A's files stay A's. A job
 # killed with SIGKILL leaves no stuck lock: the next job on the same paths
-# starts, continues A's run, and deletes the partial files (.NAME.tmp-PID) a
+# starts, continues A's run, and deletes the partial files (.NAME.tmp-PID,
+# and ..NAME.run.tmp-PID of the owner records beside the outputs) a
 # kill leaves behind.
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=tests/e2e/common.sh
@@ -50,11 +51,15 @@ job=
 [[ -f $a/.model.pth.lock && -f $a/ckpt/.cifar_mpi.lock ]] || fail "expected A's lock files to be left behind"
 newest=$(find "$a/ckpt" -maxdepth 1 -name 'ckpt-*.pt' | sed -n 's/.*-s0*\([0-9][0-9]*\)\.pt/\1/p' | sort -n | tail -1)
 [[ -n $newest ]] || fail "A left no checkpoint in $a/ckpt"
-touch "$a/ckpt/.ckpt-e0000-s000099.pt.tmp-4242" "$a/.model.pth.tmp-4242" "$a/.metrics.jsonl.tmp-77"
+# Partial files of every kind a writer publishes: a checkpoint, the model and
+# metrics files, and the owner records beside them.
+partials=("$a/ckpt/.ckpt-e0000-s000099.pt.tmp-4242" "$a/.model.pth.tmp-4242" "$a/.metrics.jsonl.tmp-77"
+  "$a/ckpt/..ckpt-e0000-s000099.pt.run.tmp-4242" "$a/..model.pth.run.tmp-4242" "$a/..metrics.jsonl.run.tmp-77")
+touch "${partials[@]}"
 mpi 2 "$CIFAR_MPI" "${a_opts[@]}" --resume auto --max-steps $((newest + 2)) \
   >c.log 2>&1 || { cat c.log; fail "the job after the crash did not run"; }
 grep -q "resumed from checkpoint $a/ckpt/" c.log || { cat c.log; fail "did not resume A's run"; }
-for partial in "$a/ckpt/.ckpt-e0000-s000099.pt.tmp-4242" "$a/.model.pth.tmp-4242" "$a/.metrics.jsonl.tmp-77"; do
+for partial in "${partials[@]}"; do
   grep -qF "removed $partial, a partial file left by an interrupted run" c.log || { cat c.log; fail "$partial not reported"; }
   [[ ! -e $partial ]] || fail "$partial is still there"
 done

@@ -114,6 +114,21 @@ TEST_F(PathsOnDisk, CheckRegularFileClassifiesWithoutOpening) {
   EXPECT_EQ(paths::check_regular_file("/dev/zero").reason, "is not a regular file (a FIFO, socket or device)");
 }
 
+// One folder spelled through a link, with "." and a trailing '/', is one
+// path; a missing one is made absolute as given.
+TEST_F(PathsOnDisk, ResolvedFollowsLinksAndKeepsMissingPathsAsGiven) {
+  ASSERT_EQ(paths::create_directories(at("real/ckpt")), "");
+  ASSERT_EQ(::symlink(at("real").c_str(), at("link").c_str()), 0);
+  const std::string real = paths::resolved(at("real/ckpt"));
+  EXPECT_EQ(paths::file_name(real), "ckpt");
+  EXPECT_EQ(paths::resolved(at("link/ckpt")), real);
+  EXPECT_EQ(paths::resolved(at("link/./ckpt/")), real);
+  EXPECT_EQ(paths::resolved(at("real/missing")), at("real/missing"));
+  char cwd[4096];
+  ASSERT_NE(::getcwd(cwd, sizeof cwd), nullptr);
+  EXPECT_EQ(paths::resolved("no-such-folder-here"), std::string(cwd) + "/no-such-folder-here");
+}
+
 TEST_F(PathsOnDisk, RemoveAllDeletesATreeButNotWhatItsLinksPointTo) {
   ASSERT_EQ(paths::create_directories(at("tree/deep/er")), "");
   ASSERT_EQ(paths::create_directories(at("outside")), "");
