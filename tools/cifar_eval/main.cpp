@@ -68,8 +68,8 @@ po::options_description describe(EvalCommand& c, OptionTexts& t) {
       "test-time augmentation, as cifar_mpi's --tta: none | mirror | mirror-translate (the image and its mirror, "
       "also shifted one pixel up-left and down-right) | mirror-translate-equal (those six views at equal weights)")(
       "tta-fraction", po::value(&c.tta_fraction)->default_value(c.tta_fraction),
-      "as cifar_mpi's: only this fraction of the test split, its least confident images, gets the views")("batch-size", po::value(&c.batch_size)->default_value(c.batch_size),
-                         "images per forward pass per rank")(
+      "as cifar_mpi's: only this fraction of the test split, its least confident images, gets the views")(
+      "batch-size", po::value(&c.batch_size)->default_value(c.batch_size), "images per forward pass per rank")(
       "json", po::value(&c.json), "also write the numbers as JSON (tools/plot_metrics --confusion draws it)")(
       "device", po::value(&t.device)->default_value(t.device), "auto | cpu | cuda (cuda:<local rank>)")(
       "threads", po::value(&c.threads)->default_value(c.threads), "threads per rank (0: the cores this rank owns)");
