@@ -13,7 +13,7 @@
 #include "data/batch_loader.hpp"
 #include "data/distributed_sampler.hpp"
 #include "data/hdf5_dataset.hpp"
-#include "data/synthetic.hpp"
+#include "pack/synthetic.hpp"
 #include "util/error.hpp"
 
 using namespace cifar;

@@ -34,9 +34,9 @@
 #include <string>
 #include <vector>
 
-#include "checkpoint/archive_check.hpp"
+#include "integrity/torch_archive.hpp"
 #include "checkpoint/format.hpp"
-#include "checkpoint/model_io.hpp"
+#include "outputs/model_file.hpp"
 #include "data/dataset.hpp"
 #include "model/model.hpp"
 #include "util/crc32.hpp"

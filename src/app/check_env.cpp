@@ -1,5 +1,5 @@
 // Environment report: placements per rank, library versions, thread settings,
-// and the placement checks' warnings (comm/placement_checks.hpp).
+// and the placement checks' warnings (placement/placement_rules.hpp).
 #include "app/check_env.hpp"
 
 #include <H5public.h>
@@ -10,18 +10,18 @@
 #include <fstream>
 #include <sstream>
 
-#include "app/startup_checks.hpp"
+#include "train/preflight.hpp"
 #include "checkpoint/checkpointer.hpp"
-#include "checkpoint/outputs.hpp"
+#include "outputs/run_outputs.hpp"
 #include "comm/agreement.hpp"
 #include "comm/backends.hpp"
-#include "comm/placement_checks.hpp"
-#include "comm/placement_probe.hpp"
+#include "placement/placement_rules.hpp"
+#include "placement/topology_probe.hpp"
 #include "comm/text_collectives.hpp"
 #include "data/dataset.hpp"
 #include "gpu/cuda_runtime.hpp"
 #include "gpu/torch_stream.hpp"
-#include "train/threads.hpp"
+#include "process/threads.hpp"
 #include "util/error.hpp"
 #include "util/log.hpp"
 #include "util/paths.hpp"

@@ -2,8 +2,8 @@
 // torch.cuda.is_available() step. Prints one line per rank (in rank order)
 // and, once, every version and setting that decides whether and how fast
 // training will run, then a warning with its fix for each placement problem
-// (comm/placement_checks.hpp). Then it runs training's start-up checks
-// (app/startup_checks.hpp, the outputs without creating anything, the data
+// (placement/placement_rules.hpp). Then it runs training's start-up checks
+// (train/preflight.hpp, the outputs without creating anything, the data
 // file's header and checksum): a problem there ends every rank with
 // training's message and exit code (AgreedFailure), as the run would.
 // Returns 0 when the world can train with the requested backend, 1 (with

@@ -3,11 +3,11 @@
 // run_mpi_main (mpi/mpi_main.hpp).
 #include "app/check_env.hpp"
 #include "app/registered_names.hpp"
-#include "app/trainer.hpp"
+#include "train/trainer.hpp"
 #include "comm/agreement.hpp"
 #include "config/train_config.hpp"
 #include "mpi/mpi_main.hpp"
-#include "train/preemption.hpp"
+#include "process/preemption.hpp"
 #include "util/error.hpp"
 
 int main(int argc, char** argv) {

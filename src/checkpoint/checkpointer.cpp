@@ -10,47 +10,14 @@
 
 #include "comm/agreement.hpp"
 #include "comm/text_collectives.hpp"
-#include "train/preemption.hpp"
+#include "process/preemption.hpp"
 #include "util/atomic_file.hpp"
 #include "util/error.hpp"
 #include "util/log.hpp"
+#include "util/md5.hpp"
 #include "util/paths.hpp"
 
 namespace cifar {
-namespace {
-
-const std::regex kNamePattern(R"(ckpt-e(\d+)-s(\d+)\.pt)");
-
-}  // namespace
-
-std::string checkpoint_file_name(const TrainingPosition& position) {
-  return strprintf("ckpt-e%04d-s%06ld.pt", position.epoch, position.step);
-}
-
-bool is_checkpoint_file_name(const std::string& name) { return std::regex_match(name, kNamePattern); }
-
-std::vector<std::string> list_checkpoints(const std::string& folder) {
-  struct Entry {
-    long step;
-    long epoch;
-    std::string path;
-  };
-  std::vector<Entry> entries;
-  if (!paths::is_directory(folder)) return {};
-  for (const std::string& name : paths::list(folder)) {
-    std::smatch m;
-    const std::string path = paths::join(folder, name);
-    if (std::regex_match(name, m, kNamePattern) && paths::is_regular_file(path))
-      entries.push_back({std::stol(m[2]), std::stol(m[1]), path});
-  }
-  std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
-    return std::tie(a.step, a.epoch, a.path) > std::tie(b.step, b.epoch, b.path);
-  });
-  std::vector<std::string> paths;
-  for (auto& e : entries) paths.push_back(std::move(e.path));
-  return paths;
-}
-
 size_t prune_checkpoints(const std::string& folder, int keep, const std::string& run_id) {
   std::vector<std::string> ours;
   size_t others = 0;
@@ -157,6 +124,19 @@ std::optional<Checkpoint> Checkpointer::resume(const ContinueAt& continue_at) {
   }
   last_written_ = path;
   return checkpoint;
+}
+
+// The id of a run that starts now in `checkpoint_dir` (16 hex digits).
+std::string new_run_id(const RunIdentity& run, const std::string& checkpoint_dir) {
+  // What defines the run, without how the global batch is split (an elastic
+  // resume may change that; the global batch --lr is for stays).
+  std::string text = paths::resolved(checkpoint_dir) + "\n" + run.data_identity + "\n" +
+                     std::to_string(run.lr_global_batch) + "\n";
+  for (const auto& [key, value] : run.defining)
+    if (key != "batch-size" && key != "global-batch-size" && key != "accumulate") text += key + "=" + value + "\n";
+  Md5 md5;
+  md5.update(text.data(), text.size());
+  return md5.hex_digest().substr(0, 16);
 }
 
 // The run's id: the resumed checkpoint's, as its owner record proves it;

@@ -14,21 +14,15 @@
 #include <vector>
 
 #include "checkpoint/format.hpp"
+#include "outputs/checkpoint_files.hpp"
 #include "checkpoint/resume.hpp"
-#include "checkpoint/run_files.hpp"
+#include "outputs/owner_records.hpp"
 #include "checkpoint/train_state.hpp"
 #include "comm/communicator.hpp"
 #include "config/train_config.hpp"
 
 namespace cifar {
 
-// "ckpt-e0001-s000123.pt"
-std::string checkpoint_file_name(const TrainingPosition& position);
-// Whether `name` (no folder) is such a name.
-bool is_checkpoint_file_name(const std::string& name);
-// Checkpoint files in `folder` named by checkpoint_file_name(), newest first
-// (highest step, then highest epoch). A missing folder has none.
-std::vector<std::string> list_checkpoints(const std::string& folder);
 // Deletes all but the newest `keep` of the checkpoints in `folder` that are
 // proven run `run_id`'s (checkpoint_record_of, run_files.hpp); another run's
 // files, and files without a record, are never deleted. Returns how many

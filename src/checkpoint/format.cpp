@@ -13,12 +13,12 @@
 #include <type_traits>
 #include <utility>
 
-#include "checkpoint/archive_check.hpp"
+#include "integrity/torch_archive.hpp"
 #include "checkpoint/messages.hpp"
 #include "optim/lookahead.hpp"
 #include "optim/optimizer_state.hpp"
-#include "train/generators.hpp"
-#include "train/precision.hpp"
+#include "process/rng_state.hpp"
+#include "step/precision.hpp"
 #include "util/error.hpp"
 #include "util/log.hpp"
 #include "util/memory.hpp"

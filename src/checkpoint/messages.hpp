@@ -13,10 +13,6 @@ namespace cifar {
 inline constexpr const char* kNewRunHint =
     ", or start a new run: --resume none with another (empty) --checkpoint-dir";
 
-// How a file whose zip entry fails its CRC-32 is named (checkpoints and model
-// files alike): "checkpoint 'PATH' is damaged (...): zip entry ...".
-inline constexpr const char* kDamagedFile = "is damaged (changed after it was written)";
-
 // "checkpoint 'PATH'" followed by `rest` (which brings its own ": " or " ").
 std::string checkpoint_message(const std::string& path, const std::string& rest);
 // What to do about an unusable file, appended to every read error.

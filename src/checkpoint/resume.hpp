@@ -11,7 +11,7 @@
 
 #include "checkpoint/format.hpp"
 #include "config/train_config.hpp"
-#include "train/run_plan.hpp"
+#include "step/run_plan.hpp"
 
 namespace cifar {
 

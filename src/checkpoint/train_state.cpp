@@ -4,9 +4,9 @@
 #include <vector>
 
 #include "checkpoint/messages.hpp"
-#include "checkpoint/model_io.hpp"
+#include "outputs/model_file.hpp"
 #include "optim/optimizer_state.hpp"
-#include "train/generators.hpp"
+#include "process/rng_state.hpp"
 
 namespace cifar {
 namespace {

@@ -14,7 +14,7 @@
 #include "checkpoint/format.hpp"
 #include "model/model.hpp"
 #include "optim/lookahead.hpp"
-#include "train/precision.hpp"
+#include "step/precision.hpp"
 
 namespace cifar {
 

@@ -10,7 +10,7 @@
 #include "gpu/cuda_runtime.hpp"
 #include "mpi/mpi_env.hpp"
 #include "gpu/torch_stream.hpp"
-#include "gpu/gpu_check.hpp"
+#include "gpu/cuda_errors.hpp"
 #include "util/log.hpp"
 
 namespace cifar {

@@ -72,13 +72,6 @@ std::vector<std::string> gather_strings(MPI_Comm comm, const std::string& text, 
   return split_texts(all, lengths, offsets);
 }
 
-std::vector<RankTopology> gather_topologies(MPI_Comm comm, const RankTopology& topology, int root) {
-  std::vector<RankTopology> topologies;
-  for (const std::string& text : gather_strings(comm, encode(topology), root))
-    topologies.push_back(decode_rank_topology(text));
-  return topologies;
-}
-
 std::string broadcast_string(Communicator& comm, const std::string& text, int root) {
   // Tensors, not MPI calls: the Communicator is the run's one way to talk,
   // with its --comm-timeout watch.

@@ -1,5 +1,5 @@
-// Collectives of text and of rank topologies: what --check-env gathers (each
-// rank's placement line, problem and topology) and what the checkpointer
+// Collectives of text: what --check-env gathers (each rank's placement line
+// and problem) and what the checkpointer
 // broadcasts (rank 0's choice of file). Variable-length payloads need their
 // lengths exchanged first; that bookkeeping lives here once, tested at
 // several world sizes (tests/comm/text_collectives_test.cpp), instead of in
@@ -14,7 +14,6 @@
 #include <string>
 #include <vector>
 
-#include "comm/placement_checks.hpp"
 
 namespace cifar {
 
@@ -26,9 +25,6 @@ class Communicator;
 // Each rank's `text` on `root`, in rank order (size() entries; empty texts
 // kept); the other ranks get an empty vector.
 std::vector<std::string> gather_strings(MPI_Comm comm, const std::string& text, int root = 0);
-// Each rank's topology on `root`, in rank order, through encode() and
-// decode_rank_topology(); the other ranks get an empty vector.
-std::vector<RankTopology> gather_topologies(MPI_Comm comm, const RankTopology& topology, int root = 0);
 
 // Over a Communicator (during the run: the control communicator): `root`'s
 // `text` on every rank; the others' `text` is ignored.

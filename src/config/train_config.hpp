@@ -71,7 +71,7 @@ struct TrainingConfig {
   OnNonFinite on_nonfinite = OnNonFinite::Stop;
   // A run failed numerically (exit code 5) when an epoch's mean training or
   // test loss is above max_loss or not finite, or more than this fraction
-  // of its steps so far was skipped (train/divergence.hpp).
+  // of its steps so far was skipped (step/divergence.hpp).
   double max_loss = 100;              // 43x chance level (ln 10 = 2.30)
   double max_skipped_fraction = 0.5;  // "mostly skipped"
 };
@@ -109,7 +109,7 @@ struct RuntimeConfig {
   bool retain_memory = true;
   bool deterministic = false;  // GPUs: deterministic cuDNN, no autotuning
   bool profile = false;
-  bool cuda_graphs = false;  // --cuda-graphs: replay each full step as one CUDA graph (train/cuda_graph_step.hpp)
+  bool cuda_graphs = false;  // --cuda-graphs: replay each full step as one CUDA graph (step/cuda_graph_step.hpp)
 };
 
 // --resume none | auto | PATH

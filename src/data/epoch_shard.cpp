@@ -6,7 +6,7 @@
 namespace cifar {
 
 EpochShard::EpochShard(const DataConfig& data, int64_t num_samples, int world_size, int rank, int batch_size,
-                       EpochPlace place)
+                       const TrainingPosition& place)
     : sampler_{num_samples, world_size, rank, static_cast<uint64_t>(data.shuffle_seed), place.epoch, data.shuffle,
                data.drop_last},
       batch_size_(batch_size),

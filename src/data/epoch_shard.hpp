@@ -30,28 +30,16 @@
 #include "config/train_config.hpp"
 #include "data/batch_loader.hpp"
 #include "data/distributed_sampler.hpp"
+#include "data/training_position.hpp"
 
 namespace cifar {
-
-// Where a run stands in an epoch, in the data path's terms (the checkpoint's
-// TrainingPosition without its step count).
-struct EpochPlace {
-  int epoch = 0;
-  long batch_in_epoch = 0;   // this run's micro-batches trained, counted from batch_origin
-  // The run that began the epoch, whose order (and with --drop-last, whose
-  // end) the epoch follows: its world size, 0 for this run's own epoch, and
-  // its per-rank micro-batch.
-  int order_world_size = 0;
-  int order_batch_size = 0;
-  int64_t batch_origin = 0;  // where batch 0 of batch_in_epoch's count lies in the epoch's global order
-};
 
 class EpochShard {
  public:
   // `batch_size`: this run's per-rank micro-batch. The sampler's seed,
   // shuffle and drop_last come from `data` (--shuffle-seed, not --seed).
   EpochShard(const DataConfig& data, int64_t num_samples, int world_size, int rank, int batch_size,
-             EpochPlace place);
+             const TrainingPosition& place);  // its step count is not used
 
   bool elastic() const { return place_.order_world_size != 0; }
   // Samples of the epoch's global order trained so far, over all ranks.
@@ -74,7 +62,7 @@ class EpochShard {
  private:
   SamplerOptions sampler_;  // this world size's sampler for this rank and epoch
   int batch_size_;
-  EpochPlace place_;
+  TrainingPosition place_;
 };
 
 // The run's loader options from --crop-pad, --flip, --drop-last, ... once:

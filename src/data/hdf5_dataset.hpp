@@ -1,5 +1,5 @@
 // The packed CIFAR-10 HDF5 file (schema in cifar_schema.hpp, docs/data.md):
-// the writer used by cifar_pack and the validating reader used by training.
+// the validating reader used by training (the writer: pack/hdf5_writer.hpp).
 //
 // Reader contract: every failure -- missing file, not HDF5, truncated file,
 // wrong schema version/shape/dtype, a missing dataset, a corrupted chunk
@@ -27,15 +27,6 @@
 #include "data/cifar_data.hpp"
 
 namespace cifar {
-
-struct H5WriteOptions {
-  int gzip_level = 0;  // 0: no compression; 1..9: deflate before the Fletcher32 checksum
-};
-
-// Writes `data` as one HDF5 file at `path`, atomically (temporary name in the
-// same folder, fsync, rename). Computes and stores per-split counts, class
-// counts and per-channel mean/std. Throws DataError/LibraryError.
-void write_cifar_h5(const std::string& path, const CifarData& data, const H5WriteOptions& options = {});
 
 struct SplitInfo {
   int64_t count = 0;

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "data/cifar_schema.hpp"
-#include "data/h5_check.hpp"
+#include "data/hdf5_errors.hpp"
 #include "data/hdf5_dataset.hpp"
 #include "data/packed_header.hpp"
 #include "util/error.hpp"

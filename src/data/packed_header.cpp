@@ -10,7 +10,7 @@
 #include <cstring>
 #include <vector>
 
-#include "data/md5.hpp"
+#include "util/md5.hpp"
 #include "util/error.hpp"
 #include "util/log.hpp"
 

@@ -1,7 +1,7 @@
 // CUDA runtime and NCCL queries for builds where both were found.
 #include "gpu/cuda_runtime.hpp"
 
-#include "gpu/gpu_check.hpp"
+#include "gpu/cuda_errors.hpp"
 #include "util/log.hpp"
 
 namespace cifar::gpu {

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "train/evaluation.hpp"
+#include "eval/evaluation.hpp"
 
 namespace cifar {
 

@@ -8,7 +8,7 @@
 #include <optional>
 #include <string>
 
-#include "train/run_plan.hpp"
+#include "step/run_plan.hpp"
 
 namespace cifar {
 

@@ -2,7 +2,7 @@
 // checksum a zip archive keeps of every entry's uncompressed bytes: torch's
 // files (checkpoints, model files, optimiser states) are zip archives, and
 // their entries' CRC-32s are what proves a file undamaged
-// (checkpoint/archive_check.hpp); a gzip file's trailer holds one of its
+// (integrity/torch_archive.hpp); a gzip file's trailer holds one of its
 // decompressed bytes (the CIFAR-10 release). Table-driven, eight bytes at a time
 // ("slicing-by-8"), so that checking a checkpoint costs little next to
 // reading it. Not CRC-32C (util/crc32c.hpp), another polynomial.

@@ -63,7 +63,7 @@ class CommTimeout : public Error {
 };
 
 // Training diverged: a non-finite gradient or parameters (--on-nonfinite
-// stop), or a result past the limits of train/divergence.hpp.
+// stop), or a result past the limits of step/divergence.hpp.
 class Diverged : public Error {
  public:
   explicit Diverged(const std::string& m) : Error(m, kExitDiverged) {}

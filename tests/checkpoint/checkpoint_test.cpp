@@ -16,7 +16,7 @@
 #include "model/model.hpp"
 #include "test_files.hpp"
 #include "checkpoint/checkpoint.hpp"
-#include "checkpoint/model_io.hpp"
+#include "outputs/model_file.hpp"
 #include "util/atomic_file.hpp"
 #include "util/error.hpp"
 #include "util/paths.hpp"

@@ -12,8 +12,8 @@
 #include "model/model.hpp"
 #include "optim/lookahead.hpp"
 #include "optim/optimizer.hpp"
-#include "train/generators.hpp"
-#include "train/precision.hpp"
+#include "process/rng_state.hpp"
+#include "step/precision.hpp"
 #include "tiny_model.hpp"  // tests/fuzz: the model that wrote the files
 
 namespace cifar {

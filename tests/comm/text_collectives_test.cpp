@@ -6,6 +6,7 @@
 
 #include "comm/mpi_communicator.hpp"
 #include "comm/text_collectives.hpp"
+#include "placement/topology_probe.hpp"
 #include "support/mpi_test_env.hpp"
 
 namespace cifar {

@@ -20,8 +20,8 @@ DataConfig unshuffled(bool drop_last = false) {
 
 TEST(EpochShard, OwnEpochIsTheSamplersShardResumedAtItsBatch) {
   // 11 samples on 2 ranks: padded to 12 by wrapping (sample 0 twice), rank r takes positions r, r+2, ...
-  const EpochShard rank0(unshuffled(), 11, 2, 0, 2, EpochPlace{0, 0});
-  const EpochShard rank1(unshuffled(), 11, 2, 1, 2, EpochPlace{0, 2});
+  const EpochShard rank0(unshuffled(), 11, 2, 0, 2, TrainingPosition{0, 0});
+  const EpochShard rank1(unshuffled(), 11, 2, 1, 2, TrainingPosition{0, 2});
   EXPECT_FALSE(rank1.elastic());
   EXPECT_EQ(rank0.indices(), (Indices{0, 2, 4, 6, 8, 10}));
   EXPECT_EQ(rank1.indices(), (Indices{1, 3, 5, 7, 9, 0}));  // the whole shard: the loader skips what was trained
@@ -33,11 +33,11 @@ TEST(EpochShard, OwnEpochIsTheSamplersShardResumedAtItsBatch) {
   EXPECT_EQ(o.start_batch, 2);
   EXPECT_EQ(o.stream, 0u);  // the ordinary (seed, rank, epoch) stream
   // --drop-last: 5 per rank, batches of 2 -> 2 (the loader drops the fifth).
-  EXPECT_EQ(EpochShard(unshuffled(true), 11, 2, 1, 2, EpochPlace{}).indices(), (Indices{1, 3, 5, 7, 9}));
-  EXPECT_EQ(EpochShard(unshuffled(true), 11, 2, 1, 2, EpochPlace{}).batches(), 2);
+  EXPECT_EQ(EpochShard(unshuffled(true), 11, 2, 1, 2, TrainingPosition{}).indices(), (Indices{1, 3, 5, 7, 9}));
+  EXPECT_EQ(EpochShard(unshuffled(true), 11, 2, 1, 2, TrainingPosition{}).batches(), 2);
   LoaderOptions dropping;
   dropping.drop_last = true;
-  EXPECT_TRUE(EpochShard(unshuffled(true), 11, 2, 1, 2, EpochPlace{}).epoch_options(dropping).drop_last)
+  EXPECT_TRUE(EpochShard(unshuffled(true), 11, 2, 1, 2, TrainingPosition{}).epoch_options(dropping).drop_last)
       << "an epoch of its own keeps the run's drop_last";
 }
 
@@ -45,7 +45,7 @@ TEST(EpochShard, ElasticEpochIsTheRestOfTheBeginningRunsOrder) {
   // Begun on 4 ranks x 2 per rank (global micro-batch 8) over 16 samples, one
   // micro-batch done: position 8. Resumed on 2 ranks x 4: 1 of its
   // micro-batches (8 samples) done, the block [8, 16) split by striding.
-  const EpochPlace place{0, 1, 4, 2, 0};
+  const TrainingPosition place{0, 1, 0, 4, 2, 0};
   const EpochShard rank0(unshuffled(), 16, 2, 0, 4, place);
   const EpochShard rank1(unshuffled(), 16, 2, 1, 4, place);
   EXPECT_TRUE(rank0.elastic());
@@ -66,7 +66,7 @@ TEST(EpochShard, ElasticEpochFromAnOriginBetweenMicroBatches) {
   // Begun on 3 ranks x 2 (micro-batch 6) over 12 samples, one micro-batch
   // done; continued on 2 ranks x 2 (--elastic-batch per-rank): position 6 is
   // no whole number of the new micro-batches of 4, so it is the origin.
-  const EpochPlace place{3, 0, 3, 2, 6};
+  const TrainingPosition place{3, 0, 0, 3, 2, 6};
   const EpochShard rank0(unshuffled(), 12, 2, 0, 2, place);
   const EpochShard rank1(unshuffled(), 12, 2, 1, 2, place);
   EXPECT_EQ(rank0.global_position(), 6);
@@ -75,7 +75,7 @@ TEST(EpochShard, ElasticEpochFromAnOriginBetweenMicroBatches) {
   EXPECT_EQ(rank0.batches(), 2);  // from 6 to 12 in micro-batches of 4, the last one short
   EXPECT_EQ(rank0.epoch_options(LoaderOptions{}).epoch, 3);
   // One batch later: position 10, the short block only.
-  const EpochShard later(unshuffled(), 12, 2, 1, 2, EpochPlace{3, 1, 3, 2, 6});
+  const EpochShard later(unshuffled(), 12, 2, 1, 2, TrainingPosition{3, 1, 0, 3, 2, 6});
   EXPECT_EQ(later.global_position(), 10);
   EXPECT_EQ(later.indices(), (Indices{11}));
   EXPECT_EQ(later.epoch_options(LoaderOptions{}).stream, 11u);
@@ -87,10 +87,10 @@ TEST(EpochShard, ShuffledShardsAreTheSamplers) {
   const int world = 2, batch = 5;
   for (int rank = 0; rank < world; ++rank) {
     const Indices sampler = distributed_sampler_indices({50, world, rank, 3, 2, true, false});
-    EXPECT_EQ(EpochShard(d, 50, world, rank, batch, EpochPlace{2, 4}).indices(), sampler);
+    EXPECT_EQ(EpochShard(d, 50, world, rank, batch, TrainingPosition{2, 4}).indices(), sampler);
     // An "elastic" epoch begun by this very world size and batch, from its
     // start, re-shards into the same shard.
-    EXPECT_EQ(EpochShard(d, 50, world, rank, batch, EpochPlace{2, 0, world, batch, 0}).indices(), sampler);
+    EXPECT_EQ(EpochShard(d, 50, world, rank, batch, TrainingPosition{2, 0, 0, world, batch, 0}).indices(), sampler);
   }
 }
 

@@ -8,7 +8,7 @@
 #include <iterator>
 
 #include "data/cifar_schema.hpp"
-#include "data/packer.hpp"
+#include "pack/packer.hpp"
 #include "util/paths.hpp"
 
 namespace cifar::test {

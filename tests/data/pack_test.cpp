@@ -6,10 +6,10 @@
 #include <iterator>
 #include <tuple>
 
-#include "data/cifar_binary.hpp"
+#include "pack/cifar_binary.hpp"
 #include "util/paths.hpp"
 #include "data/cifar_schema.hpp"
-#include "data/packer.hpp"
+#include "pack/packer.hpp"
 #include "pack_check.hpp"
 #include "test_files.hpp"
 #include "util/error.hpp"

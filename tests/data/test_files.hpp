@@ -6,7 +6,7 @@
 #include <string>
 
 #include "data/hdf5_dataset.hpp"
-#include "data/synthetic.hpp"
+#include "pack/synthetic.hpp"
 
 namespace cifar::test {
 

@@ -6,8 +6,8 @@
 #include <algorithm>
 
 #include "comm/counting_communicator.hpp"
-#include "data/cifar_binary.hpp"
-#include "data/synthetic.hpp"
+#include "pack/cifar_binary.hpp"
+#include "pack/synthetic.hpp"
 #include "docs/registries_with_recipes.hpp"
 #include "model/tiny.hpp"
 #include "optim/optimizer.hpp"

@@ -27,7 +27,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from cifar_models import MODELS  # noqa: E402  the Python twins of the registered models
 
 CLASSES = 10
-# cifar_eval's --tta mirror-translate views (src/train/evaluation.cpp, tta_views): (dy, dx, flip, weight).
+# cifar_eval's --tta mirror-translate views (src/eval/evaluation.cpp, tta_views): (dy, dx, flip, weight).
 TTA_VIEWS = [(0, 0, False, 0.25), (0, 0, True, 0.25), (-1, -1, False, 0.125), (-1, -1, True, 0.125),
              (1, 1, False, 0.125), (1, 1, True, 0.125)]
 EQUAL_VIEWS = [(dy, dx, flip, 1 / 6) for dy, dx, flip, _ in TTA_VIEWS]

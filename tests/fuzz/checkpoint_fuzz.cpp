@@ -28,7 +28,7 @@
 #include "checkpoint/checkpoint.hpp"
 #include "optim/lookahead.hpp"
 #include "optim/optimizer.hpp"
-#include "train/precision.hpp"
+#include "step/precision.hpp"
 #include "util/error.hpp"
 
 namespace cifar::fuzz {

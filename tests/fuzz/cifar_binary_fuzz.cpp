@@ -11,7 +11,7 @@
 // others are skipped. The patterns let a small input describe the six
 // 30,730,000-byte files of a complete release, so the fuzzer reaches the
 // record parsing, not only the structure checks.
-// The contract under test (data/cifar_binary.hpp): a CifarData or one
+// The contract under test (pack/cifar_binary.hpp): a CifarData or one
 // DataError; any other exception, crash or sanitizer report is a bug.
 #include <archive.h>
 #include <archive_entry.h>
@@ -24,7 +24,7 @@
 #include <utility>
 #include <vector>
 
-#include "data/cifar_binary.hpp"
+#include "pack/cifar_binary.hpp"
 #include "data/cifar_schema.hpp"
 #include "fuzz_support.hpp"
 #include "util/error.hpp"
@@ -140,7 +140,7 @@ std::vector<std::pair<std::string, std::string>> release_files(int per_file) {
   return files;
 }
 
-// Written with libarchive as the project's own writer does (data/cifar_binary.cpp).
+// Written with libarchive as the project's own writer does (pack/cifar_binary.cpp).
 void write_archive(const std::string& path, bool gzip, const std::vector<std::pair<std::string, std::string>>& files) {
   std::unique_ptr<archive, int (*)(archive*)> a(archive_write_new(), archive_write_free);
   auto check = [&](int rc) {

@@ -25,10 +25,10 @@
 #include "model/model.hpp"
 #include "support/mpi_test_env.hpp"
 #include "require_gpu.hpp"
-#include "train/cuda_graph_step.hpp"
+#include "step/cuda_graph_step.hpp"
 #include "comm/gradient_reducer.hpp"
 #include "optim/optimizer.hpp"
-#include "train/precision.hpp"
+#include "step/precision.hpp"
 #include "report/progress.hpp"
 
 namespace cifar {

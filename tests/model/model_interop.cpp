@@ -14,7 +14,7 @@
 #include <iterator>
 
 #include "model/model.hpp"
-#include "checkpoint/model_io.hpp"
+#include "outputs/model_file.hpp"
 #include "util/atomic_file.hpp"
 #include "util/error.hpp"
 

@@ -14,14 +14,18 @@ import sys
 # Lowest first.
 FLOORS = [
     ["util"],
-    ["config"],
+    ["integrity", "config"],
     ["mpi", "gpu"],
     ["comm"],
+    ["placement", "process"],
     ["data"],
-    ["model"],
+    ["pack", "model"],
     ["optim"],
-    ["train"],
+    ["step"],
+    ["eval"],
+    ["outputs"],
     ["checkpoint", "report"],
+    ["train"],
     ["app"],
 ]
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)

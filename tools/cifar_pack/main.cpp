@@ -9,10 +9,10 @@
 #include <cstdio>
 #include <iostream>
 
-#include "data/cifar_binary.hpp"
+#include "pack/cifar_binary.hpp"
 #include "data/cifar_schema.hpp"
-#include "data/packer.hpp"
-#include "data/synthetic.hpp"
+#include "pack/packer.hpp"
+#include "pack/synthetic.hpp"
 #include "util/error.hpp"
 #include "util/log.hpp"
 #include "util/memory.hpp"

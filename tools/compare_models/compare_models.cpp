@@ -9,7 +9,7 @@
 #include <iostream>
 
 #include "model/model.hpp"
-#include "checkpoint/model_io.hpp"
+#include "outputs/model_file.hpp"
 #include "util/error.hpp"
 #include "util/log.hpp"
 

@@ -1,0 +1,209 @@
+// Owner records of a run's files (see run_files.hpp).
+#include "outputs/owner_records.hpp"
+
+#include <sys/stat.h>
+
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "outputs/checkpoint_files.hpp"
+#include "util/md5.hpp"
+#include "util/atomic_file.hpp"
+#include "util/error.hpp"
+#include "util/paths.hpp"
+
+namespace cifar {
+namespace {
+
+constexpr const char* kHeader = "cifar_mpi output";
+constexpr size_t kMaxRecordBytes = 4096;  // a record is a few lines; anything longer is not one
+
+int64_t file_size(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) ? static_cast<int64_t>(st.st_size) : -1;
+}
+
+std::string first_bytes(const std::string& path, size_t n) {
+  std::ifstream in(path, std::ios::binary);
+  std::string bytes(n, '\0');
+  in.read(bytes.data(), static_cast<std::streamsize>(n));
+  bytes.resize(static_cast<size_t>(in.gcount()));
+  return bytes;
+}
+
+bool has_event_files(const std::string& folder) {
+  if (!paths::is_directory(folder)) return false;
+  for (const auto& name : paths::list(folder))
+    if (name.find("tfevents") != std::string::npos) return true;
+  return false;
+}
+
+std::string owner_text(const OwnerRecord& r) {
+  return "run " + r.run + ", its checkpoints in " + r.checkpoint_dir;
+}
+
+}  // namespace
+
+std::string owner_record_name(const std::string& name) { return "." + name + ".run"; }
+
+std::string recorded_file_name(const std::string& record_name) {
+  constexpr size_t kSuffix = 4;  // ".run"
+  const size_t n = record_name.size();
+  if (n <= 1 + kSuffix || record_name.front() != '.' || record_name.compare(n - kSuffix, kSuffix, ".run") != 0)
+    return "";
+  return record_name.substr(1, n - 1 - kSuffix);
+}
+
+std::string owner_record_path(const std::string& path) {
+  return paths::join(paths::parent(paths::absolute(path)), owner_record_name(paths::file_name(path)));
+}
+
+std::string folder_record_path(const std::string& folder) { return paths::join(folder, ".cifar_mpi.run"); }
+
+std::optional<OwnerRecord> read_owner_record(const std::string& record_path) {
+  // A regular, readable file of a record's size at most, by the inputs' own stat check.
+  if (!paths::check_regular_file(record_path, static_cast<long long>(kMaxRecordBytes))) return std::nullopt;
+  return parse_owner_record(first_bytes(record_path, kMaxRecordBytes));
+}
+
+std::optional<OwnerRecord> parse_owner_record(const std::string& text) {
+  std::istringstream in(text);
+  std::string line;
+  if (!std::getline(in, line) || line != kHeader) return std::nullopt;
+  std::map<std::string, std::string> v;
+  while (std::getline(in, line)) {
+    const auto space = line.find(' ');
+    if (space != std::string::npos) v[line.substr(0, space)] = line.substr(space + 1);
+  }
+  OwnerRecord r;
+  r.run = v["run"];
+  r.kind = v["kind"];
+  r.checkpoint_dir = v["checkpoint-dir"];
+  if (r.run.empty() || r.kind.empty()) return std::nullopt;
+  try {
+    auto number = [&](const char* key, double fallback) { return v.count(key) ? std::stod(v[key]) : fallback; };
+    r.size = static_cast<int64_t>(number("size", -1));
+    RunTotals& t = r.totals;
+    t.train_seconds = number("train-seconds", 0);
+    t.eval_seconds = number("eval-seconds", 0);
+    t.images = static_cast<int64_t>(number("images", 0));
+    t.test_accuracy = number("test-accuracy", -1);
+    t.partial_epoch_row = number("partial-epoch-row", 0) != 0;
+    t.target = number("target", 0);
+    t.target_accuracy = number("target-accuracy", -1);
+    t.time_to_target = number("time-to-target", -1);
+    t.target_epochs = static_cast<int>(number("target-epochs", 0));
+  } catch (const std::exception&) {
+    return std::nullopt;  // a number that does not read: not a record of ours
+  }
+  return r;
+}
+
+void write_owner_record(const std::string& record_path, const OwnerRecord& r) {
+  const std::string text = owner_record_text(r);
+  write_file_atomically(record_path, std::vector<char>(text.begin(), text.end()));
+}
+
+std::string owner_record_text(const OwnerRecord& r) {
+  const RunTotals& t = r.totals;
+  std::string text = std::string(kHeader) + "\nrun " + r.run + "\nkind " + r.kind + "\ncheckpoint-dir " +
+                     r.checkpoint_dir + "\n";
+  if (r.kind == "checkpoint") {
+    text += strprintf("size %lld\ntrain-seconds %.17g\neval-seconds %.17g\nimages %lld\ntest-accuracy %.17g\n"
+                      "partial-epoch-row %d\n",
+                      static_cast<long long>(r.size), t.train_seconds, t.eval_seconds,
+                      static_cast<long long>(t.images), t.test_accuracy, t.partial_epoch_row ? 1 : 0);
+    if (t.reached_target())
+      text += strprintf("target %.17g\ntarget-accuracy %.17g\ntime-to-target %.17g\ntarget-epochs %d\n", t.target,
+                        t.target_accuracy, t.time_to_target, t.target_epochs);
+  }
+  return text;
+}
+
+std::optional<OwnerRecord> checkpoint_record(const std::string& path) {
+  auto record = read_owner_record(owner_record_path(path));
+  if (!record || record->kind != "checkpoint" || record->size != file_size(path)) return std::nullopt;
+  return record;
+}
+
+std::optional<OwnerRecord> checkpoint_record_of(const std::string& path, const std::string& run_id) {
+  auto record = checkpoint_record(path);
+  if (!record || run_id.empty() || record->run != run_id) return std::nullopt;
+  return record;
+}
+
+void check_output_kinds(const TrainConfig& c) {
+  struct Output {
+    const char* option;
+    std::string path;
+    const char* kind;
+  };
+  for (const Output& o : {Output{"output", c.output.model, "model"}, Output{"metrics", c.output.metrics, "metrics"}}) {
+    if (o.path.empty() || file_size(o.path) < 0) continue;
+    const std::string what = std::string("--") + o.option + " " + o.path;
+    if (const auto record = read_owner_record(owner_record_path(o.path)); record && record->kind != o.kind)
+      throw ConfigError(what + " is a " + record->kind + " file (" + owner_text(*record) + "), not a " + o.kind +
+                        " file: a run never replaces a file of another kind; choose another --" + o.option);
+    if (file_size(o.path) == 0) continue;
+    const std::string head = first_bytes(o.path, 10);
+    const bool is_zip = head.rfind("PK\x03\x04", 0) == 0;
+    if (std::string(o.kind) == "model" && !is_zip)
+      throw ConfigError(what + " exists and is not a model file (not a zip archive as torch writes): a run never "
+                        "replaces a file of another kind; choose another --output, or move the file away");
+    if (std::string(o.kind) == "metrics" && head.rfind("{\"epoch\": ", 0) != 0)
+      throw ConfigError(what + " exists and is not a metrics file (its first line is not a metrics row): a run "
+                        "never replaces a file of another kind; choose another --metrics, or move the file away");
+  }
+  const std::string& dir = c.checkpoint.dir;
+  const std::string& tensorboard = c.output.tensorboard;
+  if (c.checkpoint.enabled() && !tensorboard.empty() && paths::absolute(dir) == paths::absolute(tensorboard))
+    throw ConfigError("--checkpoint-dir and --tensorboard name the same folder " + dir +
+                      "; give each its own folder");
+  if (c.checkpoint.enabled() && has_event_files(dir))
+    throw ConfigError("--checkpoint-dir " + dir + " holds TensorBoard event files: it is a --tensorboard folder; "
+                      "choose another (empty) --checkpoint-dir");
+  if (!tensorboard.empty() && !list_checkpoints(tensorboard).empty())
+    throw ConfigError("--tensorboard " + tensorboard + " holds checkpoints: it is a --checkpoint-dir; choose "
+                      "another --tensorboard folder");
+}
+
+void check_output_owners(const TrainConfig& c, const std::string& run_id) {
+  struct Output {
+    const char* option;
+    std::string path, record;
+  };
+  std::vector<Output> outputs{{"output", c.output.model, owner_record_path(c.output.model)}};
+  if (!c.output.metrics.empty()) outputs.push_back({"metrics", c.output.metrics, owner_record_path(c.output.metrics)});
+  if (!c.output.tensorboard.empty())
+    outputs.push_back({"tensorboard", c.output.tensorboard, folder_record_path(c.output.tensorboard)});
+  for (const Output& o : outputs) {
+    // A record whose file is gone guards nothing (the file was deleted).
+    if (!paths::exists(o.path)) continue;
+    const auto record = read_owner_record(o.record);
+    if (!record || record->run == run_id) continue;
+    const std::string continue_it = "continue that run (--checkpoint-dir " + record->checkpoint_dir +
+                                    " --resume auto)";
+    throw ConfigError(std::string("--") + o.option + " " + o.path + " belongs to another run (" +
+                      owner_text(*record) + "; owner record " + o.record +
+                      "): a run never replaces or appends to another run's files; " + continue_it +
+                      ", or give this run its own --" + o.option);
+  }
+}
+
+OwnerRecord owner_record(const std::string& run_id, const std::string& kind, const std::string& checkpoint_dir) {
+  OwnerRecord r;
+  r.run = run_id;
+  r.kind = kind;
+  r.checkpoint_dir = paths::resolved(checkpoint_dir);
+  return r;
+}
+
+void claim_output(const std::string& path, const std::string& kind, const std::string& run_id,
+                  const std::string& checkpoint_dir) {
+  if (run_id.empty() || path.empty()) return;
+  const OwnerRecord r = owner_record(run_id, kind, checkpoint_dir);
+  write_owner_record(kind == "tensorboard" ? folder_record_path(path) : owner_record_path(path), r);
+}
+
+}  // namespace cifar

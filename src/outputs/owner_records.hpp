@@ -1,0 +1,94 @@
+// Whole-run identity of the files a run writes. A run with --checkpoint-dir
+// has a run id, and every file it writes carries it in a small owner record
+// beside the file: ".NAME.run" next to a checkpoint, the model file and the
+// metrics file, "DIR/.cifar_mpi.run" in the --tensorboard folder. A record
+// is a few text lines (read without opening the file it describes, so
+// pruning reads one per checkpoint, not the checkpoints):
+//
+//   cifar_mpi output
+//   run 3f0c9a61d2b8e475
+//   kind checkpoint                 (model, metrics, tensorboard)
+//   checkpoint-dir /abs/path/ckpt   (where the owner run's checkpoints are)
+//   size 1234567                    (checkpoints: the file's size)
+//   ... the run's totals when the checkpoint was written (RunTotals)
+//
+// The id is made when the run starts, from the checkpoint folder's absolute
+// path, the options that define the run and the training data, so a job
+// restarted before its first checkpoint is the same run again; a resumed run
+// keeps the id of the checkpoint it continues. A file is proven a run's when
+// its record names the run (and, for a checkpoint, the file's size): only
+// such files are pruned or replaced, and an output whose record names
+// another run is refused at start-up. See docs/checkpoint.md ("Whole-run
+// identity").
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "config/train_config.hpp"
+
+namespace cifar {
+
+// What a run has done by the time a checkpoint is written, carried across
+// resumes so that the RESULT line and TIME_TO_TARGET count every segment.
+struct RunTotals {
+  double train_seconds = 0;
+  double eval_seconds = 0;
+  int64_t images = 0;           // trained, all ranks
+  double test_accuracy = -1;    // the last evaluation's, -1 before one
+  bool partial_epoch_row = false;  // a metrics row for the unfinished epoch was written at this step
+  // --target-accuracy reached (the run's end): the TIME_TO_TARGET figures.
+  double target = 0, target_accuracy = -1, time_to_target = -1;
+  int target_epochs = 0;
+  bool reached_target() const { return time_to_target >= 0; }
+};
+
+struct OwnerRecord {
+  std::string run;             // the run id
+  std::string kind;            // "checkpoint", "model", "metrics", "tensorboard"
+  std::string checkpoint_dir;  // absolute: where the owner run's checkpoints are
+  int64_t size = -1;           // a checkpoint's size in bytes
+  RunTotals totals;            // checkpoints
+};
+
+// ".NAME.run" beside the output file `path`.
+std::string owner_record_path(const std::string& path);
+// The record's file name for the file named `name` (".NAME.run"), and back:
+// the file name a record's name stands for ("" when it is not a record's).
+std::string owner_record_name(const std::string& name);
+std::string recorded_file_name(const std::string& record_name);
+// "DIR/.cifar_mpi.run": the record of a folder output (--tensorboard).
+std::string folder_record_path(const std::string& folder);
+// nullopt when the record is absent or not one this program wrote.
+std::optional<OwnerRecord> read_owner_record(const std::string& record_path);
+// The record as its file holds it, and back (nullopt: not a record).
+std::string owner_record_text(const OwnerRecord& record);
+std::optional<OwnerRecord> parse_owner_record(const std::string& text);
+// Atomically (util/atomic_file.hpp).
+void write_owner_record(const std::string& record_path, const OwnerRecord& record);
+
+// The record of checkpoint `path` when it proves the file is run `run_id`'s
+// (its run and the file's size), else nullopt.
+std::optional<OwnerRecord> checkpoint_record_of(const std::string& path, const std::string& run_id);
+// The record of checkpoint `path` when its size matches, whatever its run.
+std::optional<OwnerRecord> checkpoint_record(const std::string& path);
+
+// Rank 0, at start-up, before anything is written: an output (--output,
+// --metrics, --checkpoint-dir, --tensorboard) that holds a file of another
+// kind (a checkpoint as --output, a model file as --metrics, checkpoints in
+// the --tensorboard folder, ...) is refused, ConfigError naming the option,
+// the path, what it holds and what to do.
+void check_output_kinds(const TrainConfig& config);
+// The same for outputs whose record names another run than `run_id` ("" for
+// a run without --checkpoint-dir, which owns nothing): a run never replaces
+// or appends to another run's files.
+void check_output_owners(const TrainConfig& config, const std::string& run_id);
+// A record of run `run_id` for an output of `kind`, naming its checkpoint folder.
+OwnerRecord owner_record(const std::string& run_id, const std::string& kind, const std::string& checkpoint_dir);
+// Writes the owner record of `path` (an output file, or with kind
+// "tensorboard" the folder) for run `run_id`; nothing for "" (no identity).
+void claim_output(const std::string& path, const std::string& kind, const std::string& run_id,
+                  const std::string& checkpoint_dir);
+
+}  // namespace cifar

@@ -1,0 +1,62 @@
+// Signal flag and its per-step agreement (see preemption.hpp).
+#include "process/preemption.hpp"
+
+#include <signal.h>
+
+#include <atomic>
+#include <csignal>
+#include <cstdio>
+#include <string>
+
+#include "comm/communicator.hpp"
+#include "util/error.hpp"
+
+namespace cifar {
+namespace {
+
+std::atomic<int> g_signal{0};
+static_assert(std::atomic<int>::is_always_lock_free, "the signal flag must be lock-free to be async-signal-safe");
+
+extern "C" void on_preemption_signal(int signal_number) {
+  int none = 0;
+  g_signal.compare_exchange_strong(none, signal_number);  // the first signal wins; later ones are ignored
+}
+
+}  // namespace
+
+void install_preemption_handlers() {
+  struct sigaction action {};
+  action.sa_handler = on_preemption_signal;
+  sigemptyset(&action.sa_mask);
+  action.sa_flags = SA_RESTART;
+  for (int signal_number : {SIGTERM, SIGUSR1}) {
+    if (sigaction(signal_number, &action, nullptr) != 0)
+      throw Error(std::string("cannot install the handler for ") + signal_name(signal_number));
+  }
+}
+
+void release_preemption_handlers() {
+  for (int signal_number : {SIGTERM, SIGUSR1}) std::signal(signal_number, SIG_DFL);
+  if (const int pending = g_signal.load()) std::raise(pending);
+}
+
+int preemption_signal() { return g_signal.load(); }
+
+int preemption_agreed(Communicator& control) {
+  const auto all = control.all_gather(torch::tensor({static_cast<int64_t>(g_signal.load())}));
+  return static_cast<int>(all.max().item<int64_t>());
+}
+
+const char* signal_name(int signal_number) {
+  switch (signal_number) {
+    case SIGTERM: return "SIGTERM";
+    case SIGUSR1: return "SIGUSR1";
+    default: {
+      static thread_local char text[32];
+      std::snprintf(text, sizeof text, "signal %d", signal_number);
+      return text;
+    }
+  }
+}
+
+}  // namespace cifar

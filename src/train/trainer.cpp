@@ -1,0 +1,491 @@
+// The training program (see trainer.hpp), read top to bottom: set-up in the
+// constructor, then train() → train_epoch() → train_step(), end_epoch(),
+// save_outputs().
+#include "train/trainer.hpp"
+
+#include <limits>
+
+#include "train/preflight.hpp"
+#include "comm/agreement.hpp"
+#include "comm/mpi_communicator.hpp"
+#include "checkpoint/messages.hpp"
+#include "outputs/model_file.hpp"
+#include "optim/optimizer.hpp"
+#include "process/preemption.hpp"
+#include "process/threads.hpp"
+#include "util/error.hpp"
+#include "util/log.hpp"
+#include "util/memory.hpp"
+#include "util/paths.hpp"
+
+namespace cifar {
+namespace {
+
+double seconds_since(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
+
+std::chrono::milliseconds comm_timeout(const CommConfig& c) {
+  return std::chrono::milliseconds(static_cast<long>(c.timeout_seconds * 1000));
+}
+
+}  // namespace
+
+// ---- Set-up ---------------------------------------------------------------
+
+Trainer::Trainer(const MpiEnvironment& env, const TrainConfig& config)
+    : config_(config),
+      world_(env.world()),
+      scaler_(config.training.precision == Precision::Fp16),
+      guard_(config.training.on_nonfinite, true, torch::kCPU),
+      profile_(config.runtime.profile, torch::kCPU),
+      metrics_(config.output.metrics) {
+  setup_start_ = Clock::now();
+  trace_ = std::make_unique<SampleTrace>(world_.rank);
+  check_placement_and_outputs(env);
+  configure_process();
+  load_data(env);
+  build_model();
+  build_communication(env);
+  resume();
+  plan_schedule();
+  open_tensorboard();
+}
+
+Trainer::~Trainer() = default;
+
+// Placement and outputs are decided before any data is read.
+void Trainer::check_placement_and_outputs(const MpiEnvironment& env) {
+  agree_on_startup(env.comm(), [&] {
+    placement_ = place_rank(world_, config_.comm.backend, config_.runtime.device);
+    check_device_settings(config_, placement_);
+    if (world_.rank == 0) outputs_.emplace(config_);
+  });
+  profile_ = StepProfile(config_.runtime.profile, placement_.device);
+  // Reading the verdict every step would synchronise a GPU; on the CPU it is free.
+  guard_ = DivergenceGuard(config_.training.on_nonfinite, !placement_.device.is_cuda(), placement_.device);
+}
+
+// Threads, memory policy and cuDNN: process-wide settings. (The preemption
+// handlers are installed first thing in main().)
+void Trainer::configure_process() const {
+  const RuntimeConfig& r = config_.runtime;
+  const int threads = intra_op_thread_count(r.threads, world_);
+  apply_thread_count(threads, blas_thread_count(r.blas_threads, threads));
+  if (r.retain_memory) retain_freed_memory();
+  if (placement_.device.is_cuda()) {
+    // Autotuning picks the fastest kernels, which may differ from run to run
+    // and sum in a different order; --deterministic trades it for repeatability.
+    at::globalContext().setBenchmarkCuDNN(!r.deterministic);
+    at::globalContext().setDeterministicCuDNN(r.deterministic);
+  }
+}
+
+// Every rank reads and validates the data; any failure stops all.
+void Trainer::load_data(const MpiEnvironment& env) {
+  agree_on_startup(env.comm(), [&] {
+    data_ = load_dataset(config_.data, SplitRequest{true, config_.training.eval});
+    plan_ = plan_for_data(config_, data_.train.info.count, world_.size);
+  });
+  place_dataset(data_, config_.data, placement_.device);
+  progress_ = std::make_unique<ProgressReporter>(plan_, world_.size, config_.output.log_every, world_.rank == 0);
+}
+
+// The same seed on every rank gives the same initial weights; the reducer
+// broadcasts rank 0's anyway and checks every rank's shapes.
+void Trainer::build_model() {
+  torch::manual_seed(static_cast<uint64_t>(config_.training.seed));
+  model_ = make_model(config_.model.name);
+  if (const int64_t n = std::min(model_->initialization_images(), data_.train.size()); n > 0) {
+    model_->initialize_from_data(normalize_batch(data_.train.images.narrow(0, 0, n).cpu(), data_.normalization));
+  }
+  model_->to(placement_.device);
+  if (config_.model.channels_last) {
+    format_ = torch::MemoryFormat::ChannelsLast;  // weights here, batches in the loader
+    set_memory_format(*model_, format_);
+  }
+  loader_options_ = loader_options(config_.data, placement_.device, data_.normalization,
+                                   static_cast<uint64_t>(config_.training.seed), format_);
+  const std::vector<ParameterGroup> groups = model_->parameter_groups();
+  parameters_ = trainable_parameters(groups);
+  optimizer_ = std::make_unique<Optimizer>(built_optimizer_config(config_), groups);
+  lookahead_ = std::make_unique<Lookahead>(*model_, config_.optim.lookahead_every, plan_.total_steps);
+}
+
+namespace {
+// What rank 0 holds and every rank must hold without training it: buffers
+// (BatchNorm statistics) and frozen parameters.
+std::vector<torch::Tensor> untrained_state(Model& model) {
+  std::vector<torch::Tensor> state = model.buffers();
+  for (const auto& p : model.parameters())
+    if (!p.requires_grad()) state.push_back(p);
+  return state;
+}
+}  // namespace
+
+void Trainer::build_communication(const MpiEnvironment& env) {
+  control_ = std::make_unique<MpiCommunicator>(env.comm(), comm_timeout(config_.comm));
+  comm_ = make_communicator(env.comm(), placement_, comm_timeout(config_.comm));
+  const BucketOptions buckets{static_cast<size_t>(config_.comm.first_bucket_mb * (1 << 20)),
+                              static_cast<size_t>(config_.comm.bucket_mb * (1 << 20))};
+  reducer_ = std::make_unique<GradientReducer>(parameters_, untrained_state(*model_), *comm_, buckets);
+  optimizer_->distribute(*comm_);
+  const TrainState state{*model_,           optimizer_->torch_optimizer(), scaler_, placement_.device,
+                         lookahead_.get(), &guard_.skipped() /* a live count */};
+  if (config_.runtime.cuda_graphs) graphed_ = std::make_unique<GraphedStep>(placement_.device, *control_, *comm_);
+  checkpoints_ = std::make_unique<Checkpointer>(
+      config_.checkpoint, run_identity(config_, world_.size, data_.train.size(), data_.identity), state, *control_,
+      [this] { check_state_before_write(); });
+  checkpoints_->set_totals_source([this] { return run_totals(); });
+}
+
+void Trainer::resume() {
+  const std::optional<Checkpoint> checkpoint = checkpoints_->resume(
+      [this](const Checkpoint& c, const RunIdentity& run) { continue_at(c, run); });
+  check_output_ownership();
+  if (!checkpoint) return;
+  const RunIdentity& run = checkpoints_->run();
+  if (world_.rank == 0) {
+    const std::string note = elastic_resume_note(*checkpoint, run, config_.optim.lr);
+    if (!note.empty()) log::info(note);
+  }
+  if (run.reshaped) count_steps_from(position_);
+  lookahead_->set_total_steps(plan_.total_steps);
+  resumed_loss_ = std::array<double, 2>{checkpoint->epoch_loss_sum, checkpoint->epoch_loss_count};
+  guard_.restore_skipped(checkpoint->skipped_steps);
+  resumed_from_ = checkpoints_->resumed_path();
+  adopt_resumed_totals();
+  if (world_.rank == 0) metrics_.load_existing(position_.epoch);
+}
+
+// Inside resume(), before it logs "resumed from": the step shape and the
+// position the run continues at, or its refusal. Every rank holds the same
+// checkpoint and plan: the same verdict, no communication.
+void Trainer::continue_at(const Checkpoint& checkpoint, const RunIdentity& run) {
+  adopt_resumed_shape(run);
+  try {
+    position_ = continued_position(checkpoint, checkpoints_->resumed_path(), plan_, world_.size,
+                                   config_.data.drop_last, config_.training.max_steps);
+  } catch (const CheckpointError& e) {
+    fail_on_every_rank(e, world_.rank);
+  }
+}
+
+// Resumed with another step shape (elastic resume): the per-rank batch and
+// accumulation chosen for it replace the configured ones, and the plan
+// (batches and steps per epoch) follows from them.
+void Trainer::adopt_resumed_shape(const RunIdentity& run) {
+  if (run.batch_size == plan_.batch_size && run.accumulate == plan_.accumulate) return;
+  // The graph holds one whole optimiser step (cuda_graphs_refusal refuses --accumulate for it).
+  if (config_.runtime.cuda_graphs && run.accumulate != 1)
+    fail_on_every_rank(ConfigError(checkpoint_message(
+                           checkpoints_->resumed_path(),
+                           strprintf(" continues on %d ranks with %d per rank x %d micro-batches, and --cuda-graphs "
+                                     "true needs whole steps of one micro-batch: resume with --cuda-graphs false, or "
+                                     "on a world size that divides the global micro-batch",
+                                     world_.size, run.batch_size, run.accumulate))),
+                       world_.rank);
+  TrainingConfig training = config_.training;
+  training.batch_size = run.batch_size;
+  training.global_batch_size = 0;
+  training.accumulate = run.accumulate;
+  plan_ = make_run_plan(data_.train.size(), world_.size, training, config_.data.drop_last, config_.optim.warmup_epochs);
+}
+
+// A run whose step shape changed at some resume had steps of another size
+// before: its length in steps is the steps done plus those left at this
+// shape (the rest of this epoch, then whole epochs), so that it still ends
+// with its last epoch and the schedule with it. --max-steps still caps it.
+void Trainer::count_steps_from(const TrainingPosition& position) {
+  const long steps_before = plan_.total_steps;
+  const long left_in_epoch = position.epoch < plan_.epochs
+                                 ? (epoch_shard().batches() - position.batch_in_epoch + plan_.accumulate - 1) /
+                                       plan_.accumulate
+                                 : 0;
+  const long later_epochs = std::max(0, plan_.epochs - position.epoch - 1);
+  plan_.total_steps = position.step + std::max(0L, left_in_epoch) + later_epochs * plan_.steps_per_epoch;
+  if (config_.training.max_steps > 0) plan_.total_steps = std::min(plan_.total_steps, config_.training.max_steps);
+  if (world_.rank == 0 && plan_.total_steps != steps_before)
+    log::info(strprintf("the run now has %ld optimiser steps (%ld per epoch on %d ranks from the next epoch on)",
+                        plan_.total_steps, plan_.steps_per_epoch, world_.size));
+}
+
+// After resume(), when the plan's length is final: --lr, scaled after an
+// --elastic-batch per-rank resume (the checkpointer's run says by how much;
+// exactly 1 otherwise), over the run's optimiser steps.
+void Trainer::plan_schedule() {
+  schedule_ = ScheduleOptions{config_.optim.schedule, config_.optim.lr * lr_scale(checkpoints_->run()),
+                              plan_.total_steps, plan_.warmup_steps};
+  optimizer_->set_total_steps(plan_.total_steps);
+}
+
+void Trainer::announce() const {
+  if (world_.rank != 0) return;
+  log::info(strprintf("cifar_mpi: %d rank(s) on %d node(s), backend %s, device %s, %d thread(s) per rank (BLAS %d)",
+                      world_.size, world_.num_nodes, comm_->name().c_str(), placement_.device.str().c_str(),
+                      at::get_num_threads(), blas_thread_count(config_.runtime.blas_threads, at::get_num_threads())));
+  log::info(strprintf("data %s: %lld train / %lld test images; %ld batches of %d per rank per epoch; %zu gradient "
+                      "bucket(s)",
+                      config_.data.path.c_str(), static_cast<long long>(data_.train.size()),
+                      static_cast<long long>(data_.test.size()), plan_.batches_per_epoch,
+                      plan_.batch_size, reducer_->num_buckets()));
+  // The file, as --config resolved it (an installed config given by name included).
+  log::info(config_.config_file.empty() ? std::string("configuration:")
+                                        : "configuration (file " + config_.config_file + ", command line wins):");
+  for (const auto& line : config_.describe()) log::info(line);
+}
+
+// ---- The run --------------------------------------------------------------
+
+int Trainer::train() {
+  if (already_finished()) return report_already_finished();
+  announce();
+  if (preempted_before_first_step()) return kExitPreempted;
+  claim_run_outputs();
+  run_start_ = Clock::now();
+  if (world_.rank == 0)
+    log::info(strprintf("start-up (data, model, communicators) %.1f s", seconds_since(setup_start_)));
+  model_->train();
+  while (position_.epoch < plan_.epochs && !plan_.finished(position_.step) && !reached_target_) {
+    if (!train_epoch()) return kExitPreempted;  // every rank: the checkpoint is complete
+    end_epoch();
+  }
+  report_unreached_target();
+  save_outputs();
+  comm_->barrier();
+  return kExitOk;
+}
+
+// A SIGTERM or SIGUSR1 during start-up (handlers are installed before MPI
+// starts): stop before the first step, every rank alike. Nothing was
+// trained, so there is nothing new to save.
+bool Trainer::preempted_before_first_step() {
+  if (!config_.checkpoint.enabled()) return false;
+  const int signal = preemption_agreed(*control_);
+  if (signal == 0) return false;
+  if (world_.rank == 0)
+    log::info(strprintf("preempted by %s during start-up, before the first step: nothing trained, nothing new to "
+                        "save; exit code %d (run again to %s)",
+                        signal_name(signal), kExitPreempted,
+                        position_.step > 0 ? "resume with --resume auto" : "start"));
+  return true;
+}
+
+// Where the run stands in its epoch, for the data path to decide the rest.
+EpochShard Trainer::epoch_shard() const {
+  return EpochShard(config_.data, data_.train.size(), world_.size, world_.rank, plan_.batch_size, position_);
+}
+
+bool Trainer::train_epoch() {
+  epoch_ = EpochState{position_.epoch, Clock::now(),
+                      torch::zeros({2}, torch::TensorOptions().dtype(torch::kFloat64).device(placement_.device)), 0};
+  if (resumed_loss_ && world_.rank == 0) {  // the checkpoint's sums are over all ranks
+    epoch_.loss_sum[0] = (*resumed_loss_)[0];
+    epoch_.loss_sum[1] = (*resumed_loss_)[1];
+  }
+  resumed_loss_.reset();
+  progress_->start_epoch();
+  profile_.start_epoch();
+  const EpochShard shard = epoch_shard();
+  BatchLoader loader = shard.loader(data_.train, loader_options_, placement_.device);
+  const long batches = shard.batches();
+  while (auto batch = loader.next()) {
+    profile_.end(StepProfile::kData);
+    const bool ends_step = plan_.ends_step(position_.batch_in_epoch, batches);
+    trace_->record(position_.epoch, position_.step, position_.batch_in_epoch, batch->indices);
+    record_batch(train_step(*batch, ends_step), batch->labels.size(0));
+    ++position_.batch_in_epoch;
+    if (!ends_step) continue;
+    guard_.require_finite(/*synchronize=*/false);  // stops every rank alike when the step was not finite
+    if (checkpoints_->at_step_boundary(position_, epoch_.loss_sum) != 0) return false;
+    if (plan_.finished(position_.step)) break;
+  }
+  return true;
+}
+
+// One batch: forward and backward; at the end of an optimiser step (every
+// --accumulate batches) also the averaged gradients and the update.
+torch::Tensor Trainer::train_step(const Batch& batch, bool ends_step) {
+  if (plan_.starts_step(position_.batch_in_epoch)) {
+    optimizer_->zero_grad();
+    optimizer_->set_learning_rate(learning_rate(schedule_, position_.step),
+                                  StepPoint{position_.epoch, position_.step, plan_.steps_per_epoch}, schedule_.peak_lr);
+  }
+  if (graphed_ && graphed_->fits(batch, plan_.batch_size)) return graphed_step(batch);
+  reducer_->broadcast_buffers();
+  reducer_->prepare_for_backward(ends_step, position_.step);
+  const torch::Tensor loss = forward_loss(batch);
+  profile_.end(StepProfile::kForward);
+  scaler_.scale(loss / plan_.accumulate).backward();  // the resumed shape's accumulation (adopt_resumed_shape)
+  profile_.end(StepProfile::kBackward);
+  if (ends_step) apply_update();
+  return loss;
+}
+
+torch::Tensor Trainer::forward_loss(const Batch& batch) {
+  AutocastScope autocast(config_.training.precision, placement_.device);
+  const auto logits = model_->forward(batch.images);  // already in the model's memory format
+  return torch::nn::functional::cross_entropy(
+      logits.to(torch::kFloat32), batch.labels,
+      torch::nn::functional::CrossEntropyFuncOptions().label_smoothing(config_.training.label_smoothing));
+}
+
+// --cuda-graphs, a full batch: the step's device work as one graph replay
+// (cuda_graph_step.hpp). Accumulation, fp16, --profile and --on-nonfinite
+// skip are refused with graphs, so the work is apply_update()'s without them;
+// a non-finite step still stops the run before anything is written
+// (check_state_before_write checks the parameters).
+torch::Tensor Trainer::graphed_step(const Batch& batch) {
+  const torch::Tensor loss = graphed_->run(batch, [this](const Batch& static_batch) {
+    reducer_->broadcast_buffers();
+    reducer_->prepare_for_backward(true, position_.step);
+    torch::Tensor l = forward_loss(static_batch);
+    l.backward();
+    reducer_->finish();
+    optimizer_->step();
+    return l;
+  });
+  finish_step();
+  return loss;
+}
+
+void Trainer::apply_update() {
+  reducer_->finish();
+  profile_.end_comm_wait();
+  // fp16: the loss scaler skips non-finite steps itself (and shrinks the scale); they are not divergence.
+  if (scaler_.unscale_and_check(parameters_) && guard_.admit(reducer_->gradients_finite(), position_.step))
+    optimizer_->step();
+  finish_step();
+}
+
+// The host's side of a completed optimiser step.
+void Trainer::finish_step() {
+  ++position_.step;
+  lookahead_->after_step(position_.step);
+  if (plan_.finished(position_.step)) lookahead_->finish();  // the run ends on the average
+  profile_.end(StepProfile::kOptimizer);
+}
+
+// Loss sums stay on the device (no host synchronisation); the progress line
+// reads the loss only when one is due. A non-finite loss (its step is
+// stopped at or skipped by the divergence guard) is left out of the epoch's
+// mean, so no metrics row holds NaN.
+void Trainer::record_batch(const torch::Tensor& loss, int64_t batch_size) {
+  {
+    torch::NoGradGuard no_grad;
+    const torch::Tensor value = loss.detach().to(torch::kFloat64);
+    epoch_.loss_sum[0] += torch::nan_to_num(value, 0.0, 0.0, 0.0) * batch_size;
+    epoch_.loss_sum[1] += torch::isfinite(value).to(torch::kFloat64) * batch_size;
+  }
+  epoch_.images += batch_size;
+  const auto report =
+      progress_->after_batch(position_.epoch, position_.batch_in_epoch, position_.step, epoch_.images, loss);
+  if (report && tensorboard_) tensorboard_->add_step(*report, learning_rate(schedule_, std::max(0L, position_.step - 1)));
+  profile_.end(StepProfile::kOther);
+}
+
+void Trainer::end_epoch() {
+  guard_.require_finite(/*synchronize=*/true);  // before the metrics row and the checkpoint
+  comm_->all_reduce(epoch_.loss_sum, ReduceOp::Sum);
+  const double seconds = seconds_since(epoch_.start);
+  train_seconds_ += seconds;
+  images_trained_ += epoch_.images * world_.size;
+  epoch_.counted = true;
+  if (config_.runtime.profile) profile_.report(*comm_, epoch_.epoch, world_.num_nodes == 1);
+  // A run stopped by --max-steps mid-epoch continues in this epoch.
+  // The next epoch follows this world size's sampler (order_world_size 0).
+  if (position_.batch_in_epoch >= epoch_shard().batches()) position_ = {position_.epoch + 1, 0, position_.step, 0};
+  const bool run_ends = position_.epoch == plan_.epochs || plan_.finished(position_.step);
+  EpochMetrics row = epoch_metrics(seconds, evaluate_if_due(run_ends));
+  require_sound_epoch(config_.training, {row.epoch, row.steps, row.skipped_steps, row.train_loss, row.evaluated,
+                                         row.test_loss});  // stops every rank alike before the epoch is written
+  check_target(row);
+  report_epoch(row);
+  checkpoints_->at_epoch_end(position_, epoch_.loss_sum, run_ends || reached_target_);
+}
+
+// Every --eval-every-epochs epochs and at the run's end.
+bool Trainer::evaluate_if_due(bool run_ends) {
+  const TrainingConfig& t = config_.training;
+  if (!t.eval || (!run_ends && (epoch_.epoch + 1) % t.eval_every_epochs != 0)) return false;
+  const auto start = Clock::now();
+  EvalOptions options;  // batches of 1000
+  options.views = tta_views(t.tta);
+  options.tta_fraction = t.tta_fraction;
+  options.device = placement_.device;
+  options.format = format_;
+  options.precision = t.precision;
+  last_eval_ = evaluate(*model_, data_.test, data_.normalization, *comm_, options);
+  eval_seconds_ += seconds_since(start);
+  return true;
+}
+
+void Trainer::report_epoch(const EpochMetrics& row) {
+  if (world_.rank != 0) return;
+  const std::string test = row.evaluated ? strprintf("test loss %.4f, test accuracy %.4f, ", row.test_loss,
+                                                     row.test_accuracy)
+                                         : std::string();
+  log::info(strprintf("Epoch %d done: train loss %.4f, %s%.0f img/s, %.1f s", row.epoch, row.train_loss,
+                      test.c_str(), row.images_per_second, row.epoch_seconds));
+  if (!config_.output.metrics.empty()) metrics_.append(row);
+  if (tensorboard_) tensorboard_->add_epoch(row);
+}
+
+// --target-accuracy: the time is training plus evaluation since the first
+// step, as the published time-to-accuracy figures count it; start-up and data
+// loading are reported apart (train()).
+void Trainer::check_target(EpochMetrics& row) {
+  const double target = config_.training.target_accuracy;
+  if (target <= 0 || reached_target_ || !row.evaluated || row.test_accuracy < target) return;
+  reached_target_ = true;
+  row.time_to_target = row.train_eval_seconds;
+  note_target_reached(row);
+  if (world_.rank != 0) return;
+  log::info(strprintf("TIME_TO_TARGET seconds=%.2f epochs=%d accuracy=%.4f target=%.4f",
+                      row.train_eval_seconds, row.epoch + 1, row.test_accuracy, target));
+}
+
+EpochMetrics Trainer::epoch_metrics(double epoch_seconds, bool evaluated) const {
+  const auto loss = epoch_.loss_sum.cpu();
+  EpochMetrics row;
+  row.epoch = epoch_.epoch;
+  row.steps = position_.step;
+  // No batch with a finite loss (all skipped): no mean, written as null.
+  const double counted = loss[1].item<double>();
+  row.train_loss = counted > 0 ? loss[0].item<double>() / counted : std::numeric_limits<double>::quiet_NaN();
+  row.evaluated = evaluated;
+  row.test_loss = last_eval_.loss;
+  row.test_accuracy = last_eval_.accuracy;
+  row.lr = learning_rate(schedule_, std::max(0L, position_.step - 1));
+  row.images_per_second = static_cast<double>(epoch_.images * world_.size) / std::max(epoch_seconds, 1e-9);
+  row.epoch_seconds = epoch_seconds;
+  row.train_eval_seconds = train_seconds_ + eval_seconds_;
+  row.world_size = world_.size;
+  row.skipped_steps = guard_.skipped();
+  return row;
+}
+
+// Every rank alike, before any checkpoint and the model file: a diverged run
+// (or one whose parameters overflowed) writes nothing.
+void Trainer::check_state_before_write() {
+  guard_.require_finite(/*synchronize=*/true);
+  // The buffers too: a skipped step's NaN forward pass reaches the BatchNorm statistics.
+  std::vector<torch::Tensor> state = parameters_;
+  for (const auto& buffer : model_->buffers()) state.push_back(buffer);
+  guard_.require_finite_parameters(state, position_.step);
+}
+
+void Trainer::save_outputs() {
+  check_state_before_write();
+  if (guard_.skipped() > 0 && world_.rank == 0)
+    log::info(strprintf("%ld optimiser step(s) skipped for a non-finite gradient (--on-nonfinite skip)",
+                        guard_.skipped()));
+  if (world_.rank != 0) return;
+  save_state_dict(*model_, config_.output.model);
+  log::info(strprintf("saved %s; total wall time %s", config_.output.model.c_str(),
+                      format_duration(seconds_since(run_start_)).c_str()));
+  log::info(strprintf("RESULT train_seconds=%.2f images_per_second=%.1f test_accuracy=%.4f", train_seconds_,
+                      static_cast<double>(images_trained_) / std::max(train_seconds_, 1e-9), last_eval_.accuracy));
+}
+
+}  // namespace cifar
