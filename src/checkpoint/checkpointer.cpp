@@ -37,9 +37,15 @@ size_t prune_checkpoints(const std::string& folder, int keep, const std::string&
   return others;
 }
 
-Checkpointer::Checkpointer(const CheckpointConfig& config, RunIdentity run, TrainState state, Communicator& control,
-                           std::function<void()> before_write)
-    : config_(config), run_(std::move(run)), state_(state), control_(control), before_write_(std::move(before_write)) {}
+Checkpointer::Checkpointer(const TrainConfig& config, int64_t train_size, const std::string& data_identity,
+                           TrainState state, DivergenceGuard& guard, Communicator& control)
+    : run_config_(config),
+      config_(config.checkpoint),
+      train_size_(train_size),
+      run_(run_identity(config, control.size(), train_size, data_identity)),
+      state_(state),
+      guard_(guard),
+      control_(control) {}
 
 namespace {
 
@@ -95,7 +101,8 @@ void Checkpointer::check_folder_belongs_to_this_run(const std::string& resume_pa
   if (!newest.empty()) check_resumable(read_checkpoint(newest), newest, run_);
 }
 
-std::optional<Checkpoint> Checkpointer::resume(const ContinueAt& continue_at) {
+Resumption Checkpointer::resume(const RunPlan& plan) {
+  Resumption resumption{"", run_, plan};
   std::string path;
   agree_on(control_, [&] {
     if (control_.rank() != 0) return;
@@ -103,8 +110,8 @@ std::optional<Checkpoint> Checkpointer::resume(const ContinueAt& continue_at) {
     check_folder_belongs_to_this_run(path);
   });
   path = broadcast_string(control_, path);
-  adopt_run_id(path);
-  if (path.empty()) return std::nullopt;
+  adopt_run_id(path, resumption);
+  if (path.empty()) return resumption;
   std::optional<Checkpoint> checkpoint;
   agree_on(control_, [&] {
     checkpoint = read_checkpoint(path);
@@ -113,17 +120,51 @@ std::optional<Checkpoint> Checkpointer::resume(const ContinueAt& continue_at) {
   });
   // Every rank: the same checkpoint and world, the same verdict (checked above).
   run_ = continued_run(*checkpoint, path, run_);
-  resumed_path_ = path;
-  if (continue_at) continue_at(*checkpoint, run_);
+  resumption.path = path;
+  resumption.run = run_;
+  continue_from(*checkpoint, resumption);
   if (control_.rank() == 0) {
     const auto& p = checkpoint->position;
     log::info(strprintf("resumed from checkpoint %s: epoch %d, %ld batch(es) of it done, step %ld", path.c_str(),
                         p.epoch, p.batch_in_epoch, p.step));
     const std::string note = length_change_note(*checkpoint, run_);
     if (!note.empty()) log::warn(note);
+    const std::string elastic = elastic_resume_note(*checkpoint, run_, run_config_.optim.lr);
+    if (!elastic.empty()) log::info(elastic);
   }
+  if (run_.reshaped) count_steps(resumption);
+  resumption.lr_scale = lr_scale(run_);
+  resumption.epoch_loss_sum = checkpoint->epoch_loss_sum;
+  resumption.epoch_loss_count = checkpoint->epoch_loss_count;
+  resumption.skipped_steps = checkpoint->skipped_steps;
   last_written_ = path;
-  return checkpoint;
+  return resumption;
+}
+
+// Where the resumed run continues (before "resumed from" is logged, so that
+// a refusal is not preceded by that line): its plan at the step shape it
+// continues with, its position, and its length in steps. Every rank holds
+// the same checkpoint and plan: the same verdict, no communication.
+void Checkpointer::continue_from(const Checkpoint& checkpoint, Resumption& r) const {
+  const int world = control_.size();
+  try {
+    r.plan = resumed_plan(r.path, r.run, r.plan, run_config_, train_size_, world);
+    r.position = continued_position(checkpoint, r.path, r.plan, world, run_config_.data.drop_last,
+                                    run_config_.training.max_steps);
+  } catch (const Error& e) {
+    fail_on_every_rank(e, control_.rank());
+  }
+}
+
+// A run whose step shape changed at some resume had steps of another size
+// before: its length in steps is the steps done plus those left at this
+// shape, so that it still ends with its last epoch and the schedule with it.
+void Checkpointer::count_steps(Resumption& r) const {
+  const long steps_before = r.plan.total_steps;
+  r.plan.total_steps = steps_of_reshaped_run(r.plan, r.position, run_config_, train_size_, control_.size(), control_.rank());
+  if (control_.rank() == 0 && r.plan.total_steps != steps_before)
+    log::info(strprintf("the run now has %ld optimiser steps (%ld per epoch on %d ranks from the next epoch on)",
+                        r.plan.total_steps, r.plan.steps_per_epoch, control_.size()));
 }
 
 // The id of a run that starts now in `checkpoint_dir` (16 hex digits).
@@ -155,31 +196,36 @@ std::string startup_run_id(const CheckpointConfig& config, const RunIdentity& ru
   return run_id_of(path.empty() ? std::nullopt : checkpoint_record(path), config, run);
 }
 
-void Checkpointer::adopt_run_id(const std::string& path) {
+void Checkpointer::adopt_run_id(const std::string& path, Resumption& resumption) {
   if (!config_.enabled() && path.empty()) return;
   std::string text;
   if (control_.rank() == 0 && !path.empty())
     if (const auto record = checkpoint_record(path)) text = owner_record_text(*record);
   const auto record = parse_owner_record(broadcast_string(control_, text));
   run_id_ = run_id_of(record, config_, run_);
-  run_folder_ = config_.enabled() || !record ? config_.dir : record->checkpoint_dir;  // where it writes now
-  resumed_totals_ = record ? record->totals : RunTotals{};
+  resumption.run_id = run_id_;
+  resumption.run_folder = config_.enabled() || !record ? config_.dir : record->checkpoint_dir;  // where it writes now
+  resumption.totals = record ? record->totals : RunTotals{};
 }
 
-void Checkpointer::save(const TrainingPosition& position, double loss_sum, double loss_count,
-                        bool partial_epoch_row) {
+// Every rank alike, before any checkpoint: a diverged run (or one whose
+// parameters overflowed) writes nothing.
+void Checkpointer::check_state_before_write(long step) {
+  guard_.require_finite_state(state_.model, step);
+}
+
+void Checkpointer::save(const TrainingPosition& position, double loss_sum, double loss_count, RunTotals totals) {
   const std::string path = paths::join(config_.dir, checkpoint_file_name(position));
   // This exact state is on disk already (a step checkpoint at the epoch's
   // end): only its record is brought up to date (the epoch's time, a target
   // reached, a row written).
   const bool on_disk = path == last_written_;
-  if (!on_disk && before_write_) before_write_();
+  if (!on_disk) check_state_before_write(position.step);
   agree_on(control_, [&] {
     if (control_.rank() != 0) return;  // every rank holds the same state; the others wait here
     if (on_disk) {
       if (auto record = checkpoint_record_of(path, run_id_)) {
-        if (totals_) record->totals = totals_();
-        record->totals.partial_epoch_row = partial_epoch_row;
+        record->totals = totals;
         write_owner_record(owner_record_path(path), *record);
       }
       return;
@@ -191,8 +237,7 @@ void Checkpointer::save(const TrainingPosition& position, double loss_sum, doubl
     // this run's (a crash in between leaves a record without its file).
     OwnerRecord record = owner_record(run_id_, "checkpoint", config_.dir);
     record.size = static_cast<int64_t>(bytes.size());
-    if (totals_) record.totals = totals_();
-    record.totals.partial_epoch_row = partial_epoch_row;
+    record.totals = totals;
     write_owner_record(owner_record_path(path), record);
     write_file_atomically(path, bytes);
     const size_t others = prune_checkpoints(config_.dir, config_.keep, run_id_);
@@ -208,22 +253,27 @@ void Checkpointer::save(const TrainingPosition& position, double loss_sum, doubl
   last_written_ = path;
 }
 
-int Checkpointer::at_step_boundary(const TrainingPosition& position, const torch::Tensor& epoch_loss) {
-  if (!config_.enabled()) return 0;
+std::optional<int> Checkpointer::at_step_boundary(const TrainingPosition& position, const torch::Tensor& epoch_loss,
+                                                   const RunTotals& totals) {
+  if (!config_.enabled()) return std::nullopt;
   const int signal = preemption_agreed(control_);
   const bool due = config_.every_steps > 0 && position.step % config_.every_steps == 0;
-  if (signal == 0 && !due) return 0;
+  if (signal == 0 && !due) return std::nullopt;
   auto loss = epoch_loss.to(torch::kCPU, /*non_blocking=*/false, /*copy=*/true);
   control_.all_reduce(loss, ReduceOp::Sum);
-  save(position, loss[0].item<double>(), loss[1].item<double>(), false);
-  if (signal != 0 && control_.rank() == 0)
+  RunTotals recorded = totals;
+  recorded.partial_epoch_row = false;
+  save(position, loss[0].item<double>(), loss[1].item<double>(), recorded);
+  if (signal == 0) return std::nullopt;
+  if (control_.rank() == 0)
     log::info(strprintf("preempted by %s: stopping at step %ld with checkpoint %s; exit code %d (resume with "
                         "--resume auto)",
                         signal_name(signal), position.step, last_written_.c_str(), kExitPreempted));
   return signal;
 }
 
-void Checkpointer::at_epoch_end(const TrainingPosition& position, const torch::Tensor& epoch_loss, bool last) {
+void Checkpointer::at_epoch_end(const TrainingPosition& position, const torch::Tensor& epoch_loss,
+                                const RunTotals& totals, bool last) {
   if (!config_.enabled()) return;
   const bool due = config_.every_epochs > 0 && position.epoch % config_.every_epochs == 0 &&
                    position.batch_in_epoch == 0;
@@ -231,7 +281,9 @@ void Checkpointer::at_epoch_end(const TrainingPosition& position, const torch::T
   // At an epoch boundary the next epoch's loss sums start from zero.
   const auto loss = position.batch_in_epoch == 0 ? torch::zeros({2}, torch::kFloat64) : epoch_loss.cpu();
   // Inside an epoch (a --max-steps end), the epoch's row was just written for its part so far.
-  save(position, loss[0].item<double>(), loss[1].item<double>(), position.batch_in_epoch != 0);
+  RunTotals recorded = totals;
+  recorded.partial_epoch_row = position.batch_in_epoch != 0;
+  save(position, loss[0].item<double>(), loss[1].item<double>(), recorded);
 }
 
 }  // namespace cifar

@@ -8,7 +8,6 @@
 
 #include <torch/torch.h>
 
-#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -19,6 +18,8 @@
 #include "outputs/owner_records.hpp"
 #include "checkpoint/train_state.hpp"
 #include "comm/communicator.hpp"
+#include "step/divergence.hpp"
+#include "step/run_plan.hpp"
 #include "config/train_config.hpp"
 
 namespace cifar {
@@ -43,69 +44,77 @@ std::string run_id_of(const std::optional<OwnerRecord>& record, const Checkpoint
 // outputs' owners against.
 std::string startup_run_id(const CheckpointConfig& config, const RunIdentity& run);
 
-// The trainer's side: decides when to write, writes collectively, resumes.
-// Collectives go over `control`, the job's host communicator, so deciding
-// costs no GPU synchronisation.
+// What a start-up continues: the one value Checkpointer::resume() returns
+// and the Trainer applies once. A fresh start has no `path`; everything else
+// then holds the configured run.
+struct Resumption {
+  std::string path;            // the checkpoint resumed, "" for a fresh start
+  RunIdentity run;             // as it continues: its step shape, the global batch --lr is for
+  RunPlan plan;                // at that step shape, its length in optimiser steps counted
+  TrainingPosition position;   // where training continues: the epoch's shard starts here
+  double lr_scale = 1;         // the factor on --lr: the run's global batch over --lr's (elastic per-rank)
+  std::string run_id;          // the owner records' run id ("" without --checkpoint-dir)
+  std::string run_folder;      // where the run's checkpoints are, as its records name it
+  RunTotals totals;            // what the run had done, as the checkpoint's owner record says
+  double epoch_loss_sum = 0;   // the resumed epoch's loss sum and count, over all ranks
+  double epoch_loss_count = 0;
+  long skipped_steps = 0;      // --on-nonfinite skip
+  bool resumed() const { return !path.empty(); }
+};
+
+// The trainer's side: resumes at start-up, decides when to write, writes
+// collectively. Collectives go over `control`, the job's host communicator,
+// so deciding costs no GPU synchronisation.
 class Checkpointer {
  public:
-  // `before_write` runs on every rank before every checkpoint is written (the
-  // divergence guard: it may end the run instead).
-  Checkpointer(const CheckpointConfig& config, RunIdentity run, TrainState state, Communicator& control,
-               std::function<void()> before_write);
+  // The run is identified by `config`, `control`'s world size and the
+  // training data (`train_size` samples, `data_identity`). Before every
+  // checkpoint `guard` checks, on every rank, that the state is finite (a
+  // diverged run writes nothing).
+  Checkpointer(const TrainConfig& config, int64_t train_size, const std::string& data_identity, TrainState state,
+               DivergenceGuard& guard, Communicator& control);
 
-  // --resume none|auto|PATH: restores the chosen checkpoint on every rank and
-  // returns it (its model and optimiser state already applied), or nullopt
-  // for a fresh start. A --checkpoint-dir holds one run's checkpoints: a run
+  // --resume none|auto|PATH: restores the chosen checkpoint's model and
+  // optimiser state on every rank and returns where and how the run
+  // continues from the configured `plan`; a fresh start returns `plan` at
+  // position zero. A --checkpoint-dir holds one run's checkpoints: a run
   // that does not continue that run is refused (--resume none into a folder
-  // with checkpoints, or a PATH beside another run's files). Collective; an
-  // error stops every rank. `continue_at` (every rank) is the caller's check
-  // of where the run continues, run before "resumed from" is logged, so that
-  // its refusal is not preceded by that line.
-  using ContinueAt = std::function<void(const Checkpoint&, const RunIdentity&)>;
-  std::optional<Checkpoint> resume(const ContinueAt& continue_at = {});
-  // The checkpoint resume() restored ("" before, or for a fresh start).
-  const std::string& resumed_path() const { return resumed_path_; }
-  // The run as it trains and records itself in its checkpoints: after
-  // resume(), its step shape as resumed_step_shape() chose it, --lr's global
-  // batch and whether the shape ever changed, as continued.
-  const RunIdentity& run() const { return run_; }
-  // After resume(): the run's id (run_files.hpp; "" without --checkpoint-dir)
-  // and what the run had done at the resumed checkpoint, as its owner record
-  // says (zeros for a fresh start or a checkpoint without a record).
-  const std::string& run_id() const { return run_id_; }
-  // Where the run's checkpoints are, as its records name it.
-  const std::string& run_folder() const { return run_folder_; }
-  const RunTotals& resumed_totals() const { return resumed_totals_; }
-  // What each checkpoint's record holds of the run's totals (rank 0, at every write).
-  void set_totals_source(std::function<RunTotals()> totals) { totals_ = std::move(totals); }
+  // with checkpoints, or a PATH beside another run's files), and so is a
+  // position or step shape the run cannot continue at. Collective; an error
+  // stops every rank.
+  Resumption resume(const RunPlan& plan);
 
   // At every optimiser-step boundary (collective): writes a checkpoint when
   // --checkpoint-every-steps is due or a preemption signal reached any rank.
-  // `epoch_loss` is this rank's [sum, count] of the epoch so far. Returns the
-  // signal number when the run must stop (exit code 3), else 0.
-  int at_step_boundary(const TrainingPosition& position, const torch::Tensor& epoch_loss);
+  // `epoch_loss` is this rank's [sum, count] of the epoch so far; `totals`
+  // what the run has done, for the owner record. Returns the preemption
+  // signal when the run must stop (exit code 3).
+  std::optional<int> at_step_boundary(const TrainingPosition& position, const torch::Tensor& epoch_loss,
+                                      const RunTotals& totals);
 
   // After an epoch's evaluation and metrics (collective): writes a checkpoint
   // when --checkpoint-every-epochs is due or `last` (the run's end).
   // `epoch_loss` is the epoch's [sum, count], already summed over ranks.
-  void at_epoch_end(const TrainingPosition& position, const torch::Tensor& epoch_loss, bool last);
+  void at_epoch_end(const TrainingPosition& position, const torch::Tensor& epoch_loss, const RunTotals& totals,
+                    bool last);
 
  private:
-  void save(const TrainingPosition& position, double loss_sum, double loss_count, bool partial_epoch_row);
-  void adopt_run_id(const std::string& path);
+  void save(const TrainingPosition& position, double loss_sum, double loss_count, RunTotals totals);
+  void adopt_run_id(const std::string& path, Resumption& resumption);
   void check_folder_belongs_to_this_run(const std::string& resume_path) const;
+  void check_state_before_write(long step);
+  void continue_from(const Checkpoint& checkpoint, Resumption& resumption) const;
+  void count_steps(Resumption& resumption) const;
 
+  const TrainConfig& run_config_;
   const CheckpointConfig& config_;
+  int64_t train_size_;
   RunIdentity run_;
   TrainState state_;
+  DivergenceGuard& guard_;
   Communicator& control_;
-  std::function<void()> before_write_;
-  std::string resumed_path_;
   std::string last_written_;
   std::string run_id_;
-  std::string run_folder_;
-  RunTotals resumed_totals_;
-  std::function<RunTotals()> totals_;
   bool told_about_others_ = false;
 };
 

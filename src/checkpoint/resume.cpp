@@ -6,6 +6,8 @@
 
 #include "checkpoint/messages.hpp"
 #include "data/distributed_sampler.hpp"
+#include "data/epoch_shard.hpp"
+#include "step/run_plan.hpp"
 #include "util/error.hpp"
 #include "util/log.hpp"
 
@@ -283,6 +285,33 @@ std::string length_change_note(const Checkpoint& c, const RunIdentity& run) {
   return "the run's length changes from " + before + " to " + after + " and the " + schedule +
          " schedule depends on it: from the resumed step on, the learning rate follows the new length, so the "
          "result differs from both uninterrupted runs";
+}
+
+RunPlan resumed_plan(const std::string& path, const RunIdentity& run, const RunPlan& plan, const TrainConfig& config,
+                     int64_t train_size, int world_size) {
+  if (run.batch_size == plan.batch_size && run.accumulate == plan.accumulate) return plan;
+  // The graph holds one whole optimiser step (cuda_graphs_refusal refuses --accumulate for it).
+  if (config.runtime.cuda_graphs && run.accumulate != 1)
+    throw ConfigError(checkpoint_message(
+        path, strprintf(" continues on %d ranks with %d per rank x %d micro-batches, and --cuda-graphs true needs "
+                        "whole steps of one micro-batch: resume with --cuda-graphs false, or on a world size that "
+                        "divides the global micro-batch",
+                        world_size, run.batch_size, run.accumulate)));
+  TrainingConfig training = config.training;
+  training.batch_size = run.batch_size;
+  training.global_batch_size = 0;
+  training.accumulate = run.accumulate;
+  return make_run_plan(train_size, world_size, training, config.data.drop_last, config.optim.warmup_epochs);
+}
+
+long steps_of_reshaped_run(const RunPlan& plan, const TrainingPosition& position, const TrainConfig& config,
+                           int64_t train_size, int world_size, int rank) {
+  const long batches = EpochShard(config.data, train_size, world_size, rank, plan.batch_size, position).batches();
+  const long left_in_epoch =
+      position.epoch < plan.epochs ? (batches - position.batch_in_epoch + plan.accumulate - 1) / plan.accumulate : 0;
+  const long later_epochs = std::max(0, plan.epochs - position.epoch - 1);
+  const long total = position.step + std::max(0L, left_in_epoch) + later_epochs * plan.steps_per_epoch;
+  return config.training.max_steps > 0 ? std::min(total, config.training.max_steps) : total;
 }
 
 }  // namespace cifar

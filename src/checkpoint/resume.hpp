@@ -71,6 +71,18 @@ std::string position_problem(const TrainingPosition& position, const RunPlan& pl
 // the run reaches it (`max_steps`, --max-steps, 0 for none, may end it before).
 TrainingPosition continued_position(const Checkpoint& checkpoint, const std::string& path, const RunPlan& plan,
                                     int world_size, bool drop_last, long max_steps = 0);
+// The plan of `run` as it continues a checkpoint (`path`): `plan`, the
+// configured one, when the step shape is the configured one; otherwise the
+// plan of the resumed shape's per-rank batch and accumulation (elastic
+// resume). ConfigError when --cuda-graphs cannot run that shape.
+RunPlan resumed_plan(const std::string& path, const RunIdentity& run, const RunPlan& plan, const TrainConfig& config,
+                     int64_t train_size, int world_size);
+// The length in optimiser steps of a run whose step shape changed at some
+// resume (its earlier steps had another size): the steps done at `position`
+// plus those left at `plan`'s shape (the rest of this epoch, then whole
+// epochs), so that it still ends with its last epoch; --max-steps still caps it.
+long steps_of_reshaped_run(const RunPlan& plan, const TrainingPosition& position, const TrainConfig& config,
+                           int64_t train_size, int world_size, int rank);
 // The log line of a resume that changes the step shape, or "" when it keeps
 // it: both shapes, the global batch kept (--elastic-batch global) or changed
 // and the learning rate that follows (per-rank; `lr` is --lr), and from

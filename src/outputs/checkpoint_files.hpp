@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
-namespace cifar {
+#include "data/training_position.hpp"
 
-struct TrainingPosition;
+namespace cifar {
 
 // "ckpt-e0001-s000123.pt"
 std::string checkpoint_file_name(const TrainingPosition& position);

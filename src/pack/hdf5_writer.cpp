@@ -9,6 +9,7 @@
 #include "data/cifar_schema.hpp"
 #include "data/hdf5_errors.hpp"
 #include "data/hdf5_dataset.hpp"
+#include "pack/hdf5_writer.hpp"
 #include "data/packed_header.hpp"
 #include "util/error.hpp"
 #include "util/log.hpp"

@@ -9,6 +9,7 @@
 
 #include "data/cifar_data.hpp"
 #include "data/hdf5_dataset.hpp"
+#include "pack/hdf5_writer.hpp"
 
 namespace cifar {
 

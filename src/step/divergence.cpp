@@ -77,6 +77,15 @@ void DivergenceGuard::require_finite_parameters(const std::vector<torch::Tensor>
   }
 }
 
+void DivergenceGuard::require_finite_state(Model& model, long steps_done) {
+  require_finite(/*synchronize=*/true);
+  std::vector<torch::Tensor> state;
+  for (const auto& p : model.parameters())
+    if (p.requires_grad()) state.push_back(p);
+  for (const auto& buffer : model.buffers()) state.push_back(buffer);
+  require_finite_parameters(state, steps_done);
+}
+
 std::string epoch_problem(const TrainingConfig& limits, const EpochOutcome& o) {
   std::vector<std::string> problems;
   auto judge_loss = [&](const char* which, double loss) {

@@ -30,6 +30,7 @@
 
 #include "config/choices.hpp"
 #include "config/train_config.hpp"
+#include "model/model.hpp"
 
 namespace cifar {
 
@@ -52,6 +53,12 @@ class DivergenceGuard {
   // gradient; either policy). Reads them: call where the state is about to
   // be written anyway.
   void require_finite_parameters(const std::vector<torch::Tensor>& parameters, long steps_done) const;
+
+  // Every rank alike, before a checkpoint or the model file is written:
+  // require_finite(), then require_finite_parameters() over `model`'s
+  // trainable parameters and its buffers (a skipped step's NaN forward pass
+  // reaches the BatchNorm statistics).
+  void require_finite_state(Model& model, long steps_done);
 
   const long& skipped() const { return skipped_; }
   void restore_skipped(long skipped) { skipped_ = skipped; }

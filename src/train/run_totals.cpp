@@ -18,7 +18,7 @@ namespace cifar {
 // refused, naming the owner. Every rank stops alike.
 void Trainer::check_output_ownership() {
   agree_on(*control_, [&] {
-    if (world_.rank == 0) check_output_owners(config_, checkpoints_->run_id());
+    if (world_.rank == 0) check_output_owners(config_, resumption_.run_id);
   });
 }
 
@@ -26,7 +26,7 @@ void Trainer::check_output_ownership() {
 // RESULT line, the metrics file's train_eval_seconds and TIME_TO_TARGET
 // count every segment of the run.
 void Trainer::adopt_resumed_totals() {
-  const RunTotals& t = checkpoints_->resumed_totals();
+  const RunTotals& t = resumption_.totals;
   train_seconds_ = t.train_seconds;
   eval_seconds_ = t.eval_seconds;
   images_trained_ = t.images;
@@ -57,7 +57,7 @@ void Trainer::note_target_reached(const EpochMetrics& row) {
 // The resumed checkpoint is the run's end: its last epoch, --max-steps, or a
 // --target-accuracy (as high as this run's) reached.
 bool Trainer::already_finished() const {
-  if (resumed_from_.empty()) return false;
+  if (!resumption_.resumed()) return false;
   const double target = config_.training.target_accuracy;
   const bool by_target = target > 0 && target_.reached_target() && target_.target_accuracy >= target;
   return position_.epoch >= plan_.epochs || plan_.finished(position_.step) || by_target;
@@ -67,8 +67,8 @@ bool Trainer::already_finished() const {
 // its file: a file of ours always has one).
 void Trainer::claim_run_outputs() const {
   if (world_.rank != 0) return;
-  const std::string& id = checkpoints_->run_id();
-  const std::string& folder = checkpoints_->run_folder();
+  const std::string& id = resumption_.run_id;
+  const std::string& folder = resumption_.run_folder;
   claim_output(config_.output.model, "model", id, folder);
   claim_output(config_.output.metrics, "metrics", id, folder);
   claim_output(config_.output.tensorboard, "tensorboard", id, folder);
@@ -89,7 +89,7 @@ int Trainer::report_already_finished() const {
                 : strprintf("epoch %d of %d, step %ld of %ld", position_.epoch, plan_.epochs, position_.step,
                             plan_.total_steps);
   std::string results;
-  const RunTotals& t = checkpoints_->resumed_totals();
+  const RunTotals& t = resumption_.totals;
   if (t.train_seconds > 0) {
     results = strprintf(". Its results as recorded: train_seconds=%.2f images_per_second=%.1f", t.train_seconds,
                         static_cast<double>(t.images) / t.train_seconds);
@@ -100,7 +100,7 @@ int Trainer::report_already_finished() const {
   }
   log::info(strprintf("the run is already finished: %s is its end (%s); nothing to train%s. To train longer, raise "
                       "--epochs or --max-steps%s; for a new run, use another --checkpoint-dir",
-                      resumed_from_.c_str(), why.c_str(), results.c_str(),
+                      resumption_.path.c_str(), why.c_str(), results.c_str(),
                       by_target ? " and --target-accuracy" : ""));
   if (paths::exists(config_.output.model)) {
     log::info("left " + config_.output.model + " as it is");
@@ -132,7 +132,7 @@ void Trainer::report_unreached_target() const {
 // the whole epoch's). A finished run writes no file.
 void Trainer::open_tensorboard() {
   if (world_.rank != 0 || config_.output.tensorboard.empty() || already_finished()) return;
-  const bool drop_partial = !resumed_from_.empty() && checkpoints_->resumed_totals().partial_epoch_row;
+  const bool drop_partial = resumption_.resumed() && resumption_.totals.partial_epoch_row;
   tensorboard_ = std::make_unique<TensorBoardLog>(config_.output.tensorboard, position_.step,
                                                   config_.training.eval, drop_partial);
 }

@@ -8,7 +8,6 @@
 #include "train/preflight.hpp"
 #include "comm/agreement.hpp"
 #include "comm/mpi_communicator.hpp"
-#include "checkpoint/messages.hpp"
 #include "outputs/model_file.hpp"
 #include "optim/optimizer.hpp"
 #include "process/preemption.hpp"
@@ -133,89 +132,30 @@ void Trainer::build_communication(const MpiEnvironment& env) {
   const TrainState state{*model_,           optimizer_->torch_optimizer(), scaler_, placement_.device,
                          lookahead_.get(), &guard_.skipped() /* a live count */};
   if (config_.runtime.cuda_graphs) graphed_ = std::make_unique<GraphedStep>(placement_.device, *control_, *comm_);
-  checkpoints_ = std::make_unique<Checkpointer>(
-      config_.checkpoint, run_identity(config_, world_.size, data_.train.size(), data_.identity), state, *control_,
-      [this] { check_state_before_write(); });
-  checkpoints_->set_totals_source([this] { return run_totals(); });
+  checkpoints_ = std::make_unique<Checkpointer>(config_, data_.train.size(), data_.identity, state, guard_, *control_);
 }
 
+// The checkpoint layer decides what the run continues (checkpointer.hpp);
+// it is applied here once.
 void Trainer::resume() {
-  const std::optional<Checkpoint> checkpoint = checkpoints_->resume(
-      [this](const Checkpoint& c, const RunIdentity& run) { continue_at(c, run); });
+  resumption_ = checkpoints_->resume(plan_);
   check_output_ownership();
-  if (!checkpoint) return;
-  const RunIdentity& run = checkpoints_->run();
-  if (world_.rank == 0) {
-    const std::string note = elastic_resume_note(*checkpoint, run, config_.optim.lr);
-    if (!note.empty()) log::info(note);
-  }
-  if (run.reshaped) count_steps_from(position_);
+  plan_ = resumption_.plan;
+  position_ = resumption_.position;
   lookahead_->set_total_steps(plan_.total_steps);
-  resumed_loss_ = std::array<double, 2>{checkpoint->epoch_loss_sum, checkpoint->epoch_loss_count};
-  guard_.restore_skipped(checkpoint->skipped_steps);
-  resumed_from_ = checkpoints_->resumed_path();
+  if (!resumption_.resumed()) return;
+  continue_resumed_epoch_ = true;
+  guard_.restore_skipped(resumption_.skipped_steps);
   adopt_resumed_totals();
   if (world_.rank == 0) metrics_.load_existing(position_.epoch);
 }
 
-// Inside resume(), before it logs "resumed from": the step shape and the
-// position the run continues at, or its refusal. Every rank holds the same
-// checkpoint and plan: the same verdict, no communication.
-void Trainer::continue_at(const Checkpoint& checkpoint, const RunIdentity& run) {
-  adopt_resumed_shape(run);
-  try {
-    position_ = continued_position(checkpoint, checkpoints_->resumed_path(), plan_, world_.size,
-                                   config_.data.drop_last, config_.training.max_steps);
-  } catch (const CheckpointError& e) {
-    fail_on_every_rank(e, world_.rank);
-  }
-}
-
-// Resumed with another step shape (elastic resume): the per-rank batch and
-// accumulation chosen for it replace the configured ones, and the plan
-// (batches and steps per epoch) follows from them.
-void Trainer::adopt_resumed_shape(const RunIdentity& run) {
-  if (run.batch_size == plan_.batch_size && run.accumulate == plan_.accumulate) return;
-  // The graph holds one whole optimiser step (cuda_graphs_refusal refuses --accumulate for it).
-  if (config_.runtime.cuda_graphs && run.accumulate != 1)
-    fail_on_every_rank(ConfigError(checkpoint_message(
-                           checkpoints_->resumed_path(),
-                           strprintf(" continues on %d ranks with %d per rank x %d micro-batches, and --cuda-graphs "
-                                     "true needs whole steps of one micro-batch: resume with --cuda-graphs false, or "
-                                     "on a world size that divides the global micro-batch",
-                                     world_.size, run.batch_size, run.accumulate))),
-                       world_.rank);
-  TrainingConfig training = config_.training;
-  training.batch_size = run.batch_size;
-  training.global_batch_size = 0;
-  training.accumulate = run.accumulate;
-  plan_ = make_run_plan(data_.train.size(), world_.size, training, config_.data.drop_last, config_.optim.warmup_epochs);
-}
-
-// A run whose step shape changed at some resume had steps of another size
-// before: its length in steps is the steps done plus those left at this
-// shape (the rest of this epoch, then whole epochs), so that it still ends
-// with its last epoch and the schedule with it. --max-steps still caps it.
-void Trainer::count_steps_from(const TrainingPosition& position) {
-  const long steps_before = plan_.total_steps;
-  const long left_in_epoch = position.epoch < plan_.epochs
-                                 ? (epoch_shard().batches() - position.batch_in_epoch + plan_.accumulate - 1) /
-                                       plan_.accumulate
-                                 : 0;
-  const long later_epochs = std::max(0, plan_.epochs - position.epoch - 1);
-  plan_.total_steps = position.step + std::max(0L, left_in_epoch) + later_epochs * plan_.steps_per_epoch;
-  if (config_.training.max_steps > 0) plan_.total_steps = std::min(plan_.total_steps, config_.training.max_steps);
-  if (world_.rank == 0 && plan_.total_steps != steps_before)
-    log::info(strprintf("the run now has %ld optimiser steps (%ld per epoch on %d ranks from the next epoch on)",
-                        plan_.total_steps, plan_.steps_per_epoch, world_.size));
-}
-
 // After resume(), when the plan's length is final: --lr, scaled after an
-// --elastic-batch per-rank resume (the checkpointer's run says by how much;
-// exactly 1 otherwise), over the run's optimiser steps.
+// --elastic-batch per-rank resume (exactly 1 otherwise), over the run's
+// optimiser steps.
 void Trainer::plan_schedule() {
-  schedule_ = ScheduleOptions{config_.optim.schedule, config_.optim.lr * lr_scale(checkpoints_->run()),
-                              plan_.total_steps, plan_.warmup_steps};
+  schedule_ = ScheduleOptions{config_.optim.schedule, config_.optim.lr * resumption_.lr_scale, plan_.total_steps,
+                              plan_.warmup_steps};
   optimizer_->set_total_steps(plan_.total_steps);
 }
 
@@ -279,11 +219,11 @@ EpochShard Trainer::epoch_shard() const {
 bool Trainer::train_epoch() {
   epoch_ = EpochState{position_.epoch, Clock::now(),
                       torch::zeros({2}, torch::TensorOptions().dtype(torch::kFloat64).device(placement_.device)), 0};
-  if (resumed_loss_ && world_.rank == 0) {  // the checkpoint's sums are over all ranks
-    epoch_.loss_sum[0] = (*resumed_loss_)[0];
-    epoch_.loss_sum[1] = (*resumed_loss_)[1];
+  if (continue_resumed_epoch_ && world_.rank == 0) {  // the checkpoint's sums are over all ranks
+    epoch_.loss_sum[0] = resumption_.epoch_loss_sum;
+    epoch_.loss_sum[1] = resumption_.epoch_loss_count;
   }
-  resumed_loss_.reset();
+  continue_resumed_epoch_ = false;
   progress_->start_epoch();
   profile_.start_epoch();
   const EpochShard shard = epoch_shard();
@@ -297,7 +237,7 @@ bool Trainer::train_epoch() {
     ++position_.batch_in_epoch;
     if (!ends_step) continue;
     guard_.require_finite(/*synchronize=*/false);  // stops every rank alike when the step was not finite
-    if (checkpoints_->at_step_boundary(position_, epoch_.loss_sum) != 0) return false;
+    if (checkpoints_->at_step_boundary(position_, epoch_.loss_sum, run_totals())) return false;
     if (plan_.finished(position_.step)) break;
   }
   return true;
@@ -334,7 +274,7 @@ torch::Tensor Trainer::forward_loss(const Batch& batch) {
 // (cuda_graph_step.hpp). Accumulation, fp16, --profile and --on-nonfinite
 // skip are refused with graphs, so the work is apply_update()'s without them;
 // a non-finite step still stops the run before anything is written
-// (check_state_before_write checks the parameters).
+// (the divergence guard checks the parameters before anything is written).
 torch::Tensor Trainer::graphed_step(const Batch& batch) {
   const torch::Tensor loss = graphed_->run(batch, [this](const Batch& static_batch) {
     reducer_->broadcast_buffers();
@@ -401,7 +341,7 @@ void Trainer::end_epoch() {
                                          row.test_loss});  // stops every rank alike before the epoch is written
   check_target(row);
   report_epoch(row);
-  checkpoints_->at_epoch_end(position_, epoch_.loss_sum, run_ends || reached_target_);
+  checkpoints_->at_epoch_end(position_, epoch_.loss_sum, run_totals(), run_ends || reached_target_);
 }
 
 // Every --eval-every-epochs epochs and at the run's end.
@@ -465,18 +405,8 @@ EpochMetrics Trainer::epoch_metrics(double epoch_seconds, bool evaluated) const 
   return row;
 }
 
-// Every rank alike, before any checkpoint and the model file: a diverged run
-// (or one whose parameters overflowed) writes nothing.
-void Trainer::check_state_before_write() {
-  guard_.require_finite(/*synchronize=*/true);
-  // The buffers too: a skipped step's NaN forward pass reaches the BatchNorm statistics.
-  std::vector<torch::Tensor> state = parameters_;
-  for (const auto& buffer : model_->buffers()) state.push_back(buffer);
-  guard_.require_finite_parameters(state, position_.step);
-}
-
 void Trainer::save_outputs() {
-  check_state_before_write();
+  guard_.require_finite_state(*model_, position_.step);  // a diverged run writes nothing
   if (guard_.skipped() > 0 && world_.rank == 0)
     log::info(strprintf("%ld optimiser step(s) skipped for a non-finite gradient (--on-nonfinite skip)",
                         guard_.skipped()));

@@ -86,9 +86,6 @@ class Trainer {
   void build_model();
   void build_communication(const MpiEnvironment& env);
   void resume();
-  void continue_at(const Checkpoint& checkpoint, const RunIdentity& run);
-  void adopt_resumed_shape(const RunIdentity& run);
-  void count_steps_from(const TrainingPosition& position);
   void plan_schedule();
   void open_tensorboard();
   void announce() const;
@@ -117,7 +114,6 @@ class Trainer {
   void report_epoch(const EpochMetrics& row);
   EpochMetrics epoch_metrics(double epoch_seconds, bool evaluated) const;
   void save_outputs();
-  void check_state_before_write();
 
   // The data path of the epoch at position_ (data/epoch_shard.hpp): its
   // samples, micro-batches and loader, resumed or elastic.
@@ -143,7 +139,8 @@ class Trainer {
   LossScaler scaler_;
   DivergenceGuard guard_;
   std::unique_ptr<Checkpointer> checkpoints_;
-  std::optional<std::array<double, 2>> resumed_loss_;  // the resumed epoch's loss sums, over all ranks
+  Resumption resumption_;  // what the start-up continues (Checkpointer::resume)
+  bool continue_resumed_epoch_ = false;  // the first epoch starts from the resumed epoch's loss sums
   StepProfile profile_;
   std::unique_ptr<ProgressReporter> progress_;
   MetricsLog metrics_;
@@ -151,7 +148,6 @@ class Trainer {
 
   TrainingPosition position_;  // epoch, batches done in it, optimiser steps done (and the epoch's order)
   std::unique_ptr<SampleTrace> trace_;  // test-only (CIFAR_MPI_TEST_SAMPLE_TRACE)
-  std::string resumed_from_;   // the checkpoint, when resumed
   EpochState epoch_;
   Evaluation last_eval_;
   double train_seconds_ = 0;

@@ -10,6 +10,7 @@
 
 #include "data/cifar_schema.hpp"
 #include "data/hdf5_dataset.hpp"
+#include "pack/hdf5_writer.hpp"
 #include "util/md5.hpp"
 #include "test_files.hpp"
 #include "util/error.hpp"

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "data/hdf5_dataset.hpp"
+#include "pack/hdf5_writer.hpp"
 #include "pack/synthetic.hpp"
 
 namespace cifar::test {
