@@ -27,6 +27,7 @@
 
 #include "comm/communicator.hpp"
 #include "config/choices.hpp"
+#include "config/train_config.hpp"
 #include "data/batch_transform.hpp"
 #include "data/hdf5_dataset.hpp"
 #include "model/model.hpp"
@@ -56,6 +57,10 @@ struct EvalOptions {
   Precision precision = Precision::Fp32;  // autocast of the forward passes
   double tta_fraction = 1.0;  // of the split, the least confident, that get the views (selective TTA)
 };
+
+// The options of the evaluation during training: --tta, --tta-fraction and
+// --precision of `training`, on `device` in the model's memory `format`.
+EvalOptions eval_options(const TrainingConfig& training, torch::Device device, torch::MemoryFormat format);
 
 struct Evaluation {
   double loss = 0;      // mean cross-entropy of the (view-averaged) logits

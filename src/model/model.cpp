@@ -66,4 +66,11 @@ std::vector<std::string> model_names() { return registered_names(registry()); }
 
 std::shared_ptr<Model> make_model(const std::string& name) { return find_registered(registry(), name, "model").make(); }
 
+std::vector<torch::Tensor> untrained_state(Model& model) {
+  std::vector<torch::Tensor> state = model.buffers();
+  for (const auto& p : model.parameters())
+    if (!p.requires_grad()) state.push_back(p);
+  return state;
+}
+
 }  // namespace cifar

@@ -74,4 +74,8 @@ std::vector<std::string> model_names();
 // with torch::manual_seed first). Throws ConfigError listing the valid names.
 std::shared_ptr<Model> make_model(const std::string& name);
 
+// What rank 0 holds and every rank must hold without training it: buffers
+// (BatchNorm statistics) and frozen parameters.
+std::vector<torch::Tensor> untrained_state(Model& model);
+
 }  // namespace cifar

@@ -206,4 +206,10 @@ void claim_output(const std::string& path, const std::string& kind, const std::s
   write_owner_record(kind == "tensorboard" ? folder_record_path(path) : owner_record_path(path), r);
 }
 
+void claim_outputs(const OutputConfig& output, const std::string& run_id, const std::string& checkpoint_dir) {
+  claim_output(output.model, "model", run_id, checkpoint_dir);
+  claim_output(output.metrics, "metrics", run_id, checkpoint_dir);
+  claim_output(output.tensorboard, "tensorboard", run_id, checkpoint_dir);
+}
+
 }  // namespace cifar

@@ -90,5 +90,9 @@ OwnerRecord owner_record(const std::string& run_id, const std::string& kind, con
 // "tensorboard" the folder) for run `run_id`; nothing for "" (no identity).
 void claim_output(const std::string& path, const std::string& kind, const std::string& run_id,
                   const std::string& checkpoint_dir);
+// claim_output() for each of a run's outputs (--output, --metrics,
+// --tensorboard): each record is written before its file, so a file of the
+// run always has one.
+void claim_outputs(const OutputConfig& output, const std::string& run_id, const std::string& checkpoint_dir);
 
 }  // namespace cifar

@@ -10,6 +10,7 @@
 
 #include "comm/communicator.hpp"
 #include "util/error.hpp"
+#include "util/log.hpp"
 
 namespace cifar {
 namespace {
@@ -57,6 +58,16 @@ const char* signal_name(int signal_number) {
       return text;
     }
   }
+}
+
+bool preempted_during_startup(Communicator& control, bool resumed) {
+  const int signal = preemption_agreed(control);
+  if (signal == 0) return false;
+  if (control.rank() == 0)
+    log::info(strprintf("preempted by %s during start-up, before the first step: nothing trained, nothing new to "
+                        "save; exit code %d (run again to %s)",
+                        signal_name(signal), kExitPreempted, resumed ? "resume with --resume auto" : "start"));
+  return true;
 }
 
 }  // namespace cifar

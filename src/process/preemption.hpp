@@ -35,5 +35,10 @@ int preemption_agreed(Communicator& control);
 
 // "SIGTERM", "SIGUSR1", or "signal N".
 const char* signal_name(int signal_number);
+// A SIGTERM or SIGUSR1 during start-up (the handlers are installed before
+// MPI starts), agreed over `control`: true when the run must stop before its
+// first step, every rank alike, which rank 0 logs. Nothing was trained, so
+// there is nothing new to save; `resumed` says which advice to give.
+bool preempted_during_startup(Communicator& control, bool resumed);
 
 }  // namespace cifar

@@ -10,6 +10,8 @@
 #include <cstdlib>
 #include <thread>
 
+#include "util/memory.hpp"
+
 namespace cifar {
 
 int automatic_thread_count(const World& world) {
@@ -54,6 +56,18 @@ void apply_thread_count(int threads, int blas_threads) {
   // this process uses.
   using SetThreads = void (*)(int);
   if (auto set = reinterpret_cast<SetThreads>(dlsym(RTLD_DEFAULT, "openblas_set_num_threads"))) set(blas_threads);
+}
+
+void configure_process(const RuntimeConfig& runtime, const World& world, bool cuda) {
+  const int threads = intra_op_thread_count(runtime.threads, world);
+  apply_thread_count(threads, blas_thread_count(runtime.blas_threads, threads));
+  if (runtime.retain_memory) retain_freed_memory();
+  if (cuda) {
+    // Autotuning picks the fastest kernels, which may differ from run to run
+    // and sum in a different order; --deterministic trades it for repeatability.
+    at::globalContext().setBenchmarkCuDNN(!runtime.deterministic);
+    at::globalContext().setDeterministicCuDNN(runtime.deterministic);
+  }
 }
 
 }  // namespace cifar

@@ -9,6 +9,7 @@
 // gives the recipe's processes (started by torch.multiprocessing, not bound).
 #pragma once
 
+#include "config/train_config.hpp"
 #include "mpi/world.hpp"
 
 namespace cifar {
@@ -35,5 +36,9 @@ int blas_thread_count(int option, int intra_op_threads);
 // Sets LibTorch's intra-op pool to `threads` and, when OpenBLAS is the BLAS
 // this process uses, OpenBLAS's pool to `blas_threads`.
 void apply_thread_count(int threads, int blas_threads);
+// The process-wide settings of a run: thread counts (--threads,
+// --blas-threads), the memory policy (--retain-memory) and, on a GPU
+// (`cuda`), cuDNN's autotuning and determinism (--deterministic).
+void configure_process(const RuntimeConfig& runtime, const World& world, bool cuda);
 
 }  // namespace cifar

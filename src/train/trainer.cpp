@@ -14,7 +14,6 @@
 #include "process/threads.hpp"
 #include "util/error.hpp"
 #include "util/log.hpp"
-#include "util/memory.hpp"
 #include "util/paths.hpp"
 
 namespace cifar {
@@ -38,11 +37,12 @@ Trainer::Trainer(const MpiEnvironment& env, const TrainConfig& config)
       scaler_(config.training.precision == Precision::Fp16),
       guard_(config.training.on_nonfinite, true, torch::kCPU),
       profile_(config.runtime.profile, torch::kCPU),
-      metrics_(config.output.metrics) {
+      metrics_(config.output.metrics),
+      summary_(config.training.target_accuracy) {
   setup_start_ = Clock::now();
   trace_ = std::make_unique<SampleTrace>(world_.rank);
   check_placement_and_outputs(env);
-  configure_process();
+  configure_process(config_.runtime, world_, placement_.device.is_cuda());  // preemption handlers: main()
   load_data(env);
   build_model();
   build_communication(env);
@@ -63,21 +63,6 @@ void Trainer::check_placement_and_outputs(const MpiEnvironment& env) {
   profile_ = StepProfile(config_.runtime.profile, placement_.device);
   // Reading the verdict every step would synchronise a GPU; on the CPU it is free.
   guard_ = DivergenceGuard(config_.training.on_nonfinite, !placement_.device.is_cuda(), placement_.device);
-}
-
-// Threads, memory policy and cuDNN: process-wide settings. (The preemption
-// handlers are installed first thing in main().)
-void Trainer::configure_process() const {
-  const RuntimeConfig& r = config_.runtime;
-  const int threads = intra_op_thread_count(r.threads, world_);
-  apply_thread_count(threads, blas_thread_count(r.blas_threads, threads));
-  if (r.retain_memory) retain_freed_memory();
-  if (placement_.device.is_cuda()) {
-    // Autotuning picks the fastest kernels, which may differ from run to run
-    // and sum in a different order; --deterministic trades it for repeatability.
-    at::globalContext().setBenchmarkCuDNN(!r.deterministic);
-    at::globalContext().setDeterministicCuDNN(r.deterministic);
-  }
 }
 
 // Every rank reads and validates the data; any failure stops all.
@@ -110,17 +95,6 @@ void Trainer::build_model() {
   optimizer_ = std::make_unique<Optimizer>(built_optimizer_config(config_), groups);
   lookahead_ = std::make_unique<Lookahead>(*model_, config_.optim.lookahead_every, plan_.total_steps);
 }
-
-namespace {
-// What rank 0 holds and every rank must hold without training it: buffers
-// (BatchNorm statistics) and frozen parameters.
-std::vector<torch::Tensor> untrained_state(Model& model) {
-  std::vector<torch::Tensor> state = model.buffers();
-  for (const auto& p : model.parameters())
-    if (!p.requires_grad()) state.push_back(p);
-  return state;
-}
-}  // namespace
 
 void Trainer::build_communication(const MpiEnvironment& env) {
   control_ = std::make_unique<MpiCommunicator>(env.comm(), comm_timeout(config_.comm));
@@ -180,13 +154,14 @@ void Trainer::announce() const {
 int Trainer::train() {
   if (already_finished()) return report_already_finished();
   announce();
-  if (preempted_before_first_step()) return kExitPreempted;
-  claim_run_outputs();
+  if (config_.checkpoint.enabled() && preempted_during_startup(*control_, position_.step > 0)) return kExitPreempted;
+  // The run's outputs are this run's from its first step on.
+  if (world_.rank == 0) claim_outputs(config_.output, resumption_.run_id, resumption_.run_folder);
   run_start_ = Clock::now();
   if (world_.rank == 0)
     log::info(strprintf("start-up (data, model, communicators) %.1f s", seconds_since(setup_start_)));
   model_->train();
-  while (position_.epoch < plan_.epochs && !plan_.finished(position_.step) && !reached_target_) {
+  while (position_.epoch < plan_.epochs && !plan_.finished(position_.step) && !summary_.reached_target()) {
     if (!train_epoch()) return kExitPreempted;  // every rank: the checkpoint is complete
     end_epoch();
   }
@@ -194,21 +169,6 @@ int Trainer::train() {
   save_outputs();
   comm_->barrier();
   return kExitOk;
-}
-
-// A SIGTERM or SIGUSR1 during start-up (handlers are installed before MPI
-// starts): stop before the first step, every rank alike. Nothing was
-// trained, so there is nothing new to save.
-bool Trainer::preempted_before_first_step() {
-  if (!config_.checkpoint.enabled()) return false;
-  const int signal = preemption_agreed(*control_);
-  if (signal == 0) return false;
-  if (world_.rank == 0)
-    log::info(strprintf("preempted by %s during start-up, before the first step: nothing trained, nothing new to "
-                        "save; exit code %d (run again to %s)",
-                        signal_name(signal), kExitPreempted,
-                        position_.step > 0 ? "resume with --resume auto" : "start"));
-  return true;
 }
 
 // Where the run stands in its epoch, for the data path to decide the rest.
@@ -328,8 +288,7 @@ void Trainer::end_epoch() {
   guard_.require_finite(/*synchronize=*/true);  // before the metrics row and the checkpoint
   comm_->all_reduce(epoch_.loss_sum, ReduceOp::Sum);
   const double seconds = seconds_since(epoch_.start);
-  train_seconds_ += seconds;
-  images_trained_ += epoch_.images * world_.size;
+  summary_.add_training(seconds, epoch_.images * world_.size);
   epoch_.counted = true;
   if (config_.runtime.profile) profile_.report(*comm_, epoch_.epoch, world_.num_nodes == 1);
   // A run stopped by --max-steps mid-epoch continues in this epoch.
@@ -341,7 +300,7 @@ void Trainer::end_epoch() {
                                          row.test_loss});  // stops every rank alike before the epoch is written
   check_target(row);
   report_epoch(row);
-  checkpoints_->at_epoch_end(position_, epoch_.loss_sum, run_totals(), run_ends || reached_target_);
+  checkpoints_->at_epoch_end(position_, epoch_.loss_sum, run_totals(), run_ends || summary_.reached_target());
 }
 
 // Every --eval-every-epochs epochs and at the run's end.
@@ -349,14 +308,9 @@ bool Trainer::evaluate_if_due(bool run_ends) {
   const TrainingConfig& t = config_.training;
   if (!t.eval || (!run_ends && (epoch_.epoch + 1) % t.eval_every_epochs != 0)) return false;
   const auto start = Clock::now();
-  EvalOptions options;  // batches of 1000
-  options.views = tta_views(t.tta);
-  options.tta_fraction = t.tta_fraction;
-  options.device = placement_.device;
-  options.format = format_;
-  options.precision = t.precision;
-  last_eval_ = evaluate(*model_, data_.test, data_.normalization, *comm_, options);
-  eval_seconds_ += seconds_since(start);
+  last_eval_ = evaluate(*model_, data_.test, data_.normalization, *comm_,
+                        eval_options(t, placement_.device, format_));
+  summary_.add_evaluation(seconds_since(start));
   return true;
 }
 
@@ -375,14 +329,7 @@ void Trainer::report_epoch(const EpochMetrics& row) {
 // step, as the published time-to-accuracy figures count it; start-up and data
 // loading are reported apart (train()).
 void Trainer::check_target(EpochMetrics& row) {
-  const double target = config_.training.target_accuracy;
-  if (target <= 0 || reached_target_ || !row.evaluated || row.test_accuracy < target) return;
-  reached_target_ = true;
-  row.time_to_target = row.train_eval_seconds;
-  note_target_reached(row);
-  if (world_.rank != 0) return;
-  log::info(strprintf("TIME_TO_TARGET seconds=%.2f epochs=%d accuracy=%.4f target=%.4f",
-                      row.train_eval_seconds, row.epoch + 1, row.test_accuracy, target));
+  if (summary_.reach_target(row) && world_.rank == 0) log::info(summary_.time_to_target_line(row));
 }
 
 EpochMetrics Trainer::epoch_metrics(double epoch_seconds, bool evaluated) const {
@@ -399,7 +346,7 @@ EpochMetrics Trainer::epoch_metrics(double epoch_seconds, bool evaluated) const 
   row.lr = learning_rate(schedule_, std::max(0L, position_.step - 1));
   row.images_per_second = static_cast<double>(epoch_.images * world_.size) / std::max(epoch_seconds, 1e-9);
   row.epoch_seconds = epoch_seconds;
-  row.train_eval_seconds = train_seconds_ + eval_seconds_;
+  row.train_eval_seconds = summary_.train_eval_seconds();
   row.world_size = world_.size;
   row.skipped_steps = guard_.skipped();
   return row;
@@ -414,8 +361,7 @@ void Trainer::save_outputs() {
   save_state_dict(*model_, config_.output.model);
   log::info(strprintf("saved %s; total wall time %s", config_.output.model.c_str(),
                       format_duration(seconds_since(run_start_)).c_str()));
-  log::info(strprintf("RESULT train_seconds=%.2f images_per_second=%.1f test_accuracy=%.4f", train_seconds_,
-                      static_cast<double>(images_trained_) / std::max(train_seconds_, 1e-9), last_eval_.accuracy));
+  log::info(summary_.result_line(last_eval_.accuracy));
 }
 
 }  // namespace cifar

@@ -45,6 +45,7 @@
 #include "step/precision.hpp"
 #include "report/profile.hpp"
 #include "report/progress.hpp"
+#include "report/run_summary.hpp"
 #include "step/run_plan.hpp"
 #include "step/sample_trace.hpp"
 #include "optim/schedule.hpp"
@@ -81,7 +82,6 @@ class Trainer {
 
   // Set-up, in the constructor's order.
   void check_placement_and_outputs(const MpiEnvironment& env);
-  void configure_process() const;
   void load_data(const MpiEnvironment& env);
   void build_model();
   void build_communication(const MpiEnvironment& env);
@@ -93,12 +93,9 @@ class Trainer {
   void check_output_ownership();
   void adopt_resumed_totals();
   RunTotals run_totals() const;
-  void note_target_reached(const EpochMetrics& row);
   bool already_finished() const;
-  void claim_run_outputs() const;
   int report_already_finished() const;
   void report_unreached_target() const;
-  bool preempted_before_first_step();
 
   // The run.
   bool train_epoch();  // false when preempted (the checkpoint is written)
@@ -150,11 +147,7 @@ class Trainer {
   std::unique_ptr<SampleTrace> trace_;  // test-only (CIFAR_MPI_TEST_SAMPLE_TRACE)
   EpochState epoch_;
   Evaluation last_eval_;
-  double train_seconds_ = 0;
-  double eval_seconds_ = 0;
-  int64_t images_trained_ = 0;  // all ranks
-  bool reached_target_ = false;  // --target-accuracy
-  RunTotals target_;             // the --target-accuracy figures, this run's or its checkpoint's
+  RunSummary summary_;  // time, images and a --target-accuracy over all the run's segments
   Clock::time_point setup_start_, run_start_;
 };
 
