@@ -13,7 +13,7 @@
 # with the reference recipe on. PRESET=cuda builds against the LibTorch 2.x in
 # .venv-torch (tools/setup.sh makes it: 2.6 GB of wheels, too much for a first
 # run), which trains about 20% faster on a 2-core Xeon VM, with its own
-# rounding (docs/ci.md, "The main job on either LibTorch").
+# rounding (docs/dev/ci.md, "The main job on either LibTorch").
 #
 # Data, first found wins: $CIFAR10_ARCHIVE (the .tar.gz or its extracted
 # folder), data/cifar-10-binary.tar.gz, data/cifar-10-batches-bin,

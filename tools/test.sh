@@ -17,7 +17,7 @@
 # venv's python: model files from Debian's LibTorch against a current
 # torch.load. CIFAR_PRESETS=cpu runs the first alone and downloads no torch.
 # Extra arguments go to ctest and replace each preset's label selection
-# (e.g. tools/test.sh -L unit, or -R sampler). docs/ci.md has the times.
+# (e.g. tools/test.sh -L unit, or -R sampler). docs/dev/ci.md has the times.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -80,7 +80,7 @@ for preset in "${presets[@]}"; do
     # checkpoint and robustness scripts launch cifar_mpi, cifar_eval or
     # compare_models, and even the torch-free programs link LibTorch, whose
     # wheels export libstdc++ code that once changed what torch-free code
-    # did (src/util/paths.hpp), so none is left out (docs/ci.md).
+    # did (src/util/paths.hpp), so none is left out (docs/dev/ci.md).
     rest=(-LE 'unit|slurm')
     [[ $preset == cuda ]] && rest=(-L "$kCpuLabels" -LE 'unit|multinode|slurm')
     ctest --preset "$preset" -j 2 --timeout 600 -L unit || failed+=("$preset (unit)")

@@ -137,7 +137,7 @@ class VlenStrings {
 // The attribute's `expected` strings: the count comes from the file, so it is
 // checked before the pointer array is allocated. (The length of each string
 // is also in the file, and HDF5 1.10 allocates it before reading: a string
-// claiming 4.7 GB is still allocated inside H5Aread; docs/fuzzing.md, open
+// claiming 4.7 GB is still allocated inside H5Aread; docs/dev/fuzzing.md, open
 // findings.)
 std::vector<std::string> read_strings_attr(hid_t owner, const std::string& path, const std::string& object,
                                            const char* name, hssize_t expected) {

@@ -7,7 +7,7 @@
 //   md5 2a0cac4e48c547e2241a776d6fa87a71\n
 //   (NUL bytes to byte 512)
 //
-// Why (docs/data.md, docs/fuzzing.md): HDF5 1.10 parses damaged metadata as it
+// Why (docs/data.md, docs/dev/fuzzing.md): HDF5 1.10 parses damaged metadata as it
 // finds it -- the fuzzer found use-after-free, buffer overflows, a SEGV and
 // 4.7 GB allocations inside libhdf5 on damaged files -- and no HDF5 format
 // version checksums everything it parses (global heaps, where the strings

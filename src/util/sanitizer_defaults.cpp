@@ -3,7 +3,7 @@
 // they hold however a program starts — from ctest, as one of mpirun's ranks,
 // from a shell — with no environment to pass through mpirun; ASAN_OPTIONS,
 // UBSAN_OPTIONS and LSAN_OPTIONS set at run time still override them.
-// docs/fuzzing.md explains each choice.
+// docs/dev/fuzzing.md explains each choice.
 
 #define CIFAR_SANITIZER_HOOK extern "C" __attribute__((visibility("default"), used)) const char*
 

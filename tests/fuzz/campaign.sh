@@ -9,7 +9,7 @@
 # written to OUT/<target>/artifacts/. OUT is CIFAR_FUZZ_OUT (default
 # BUILD/fuzz-campaign): per target its log, the inputs it found (corpus/) and
 # the artifacts. At the end one line per target: executions, coverage,
-# corpus and findings, from libFuzzer's last stat line. docs/fuzzing.md.
+# corpus and findings, from libFuzzer's last stat line. docs/dev/fuzzing.md.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 seconds=${1:-3600}

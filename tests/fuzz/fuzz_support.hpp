@@ -1,4 +1,4 @@
-// Shared pieces of the libFuzzer harnesses (tests/fuzz, docs/fuzzing.md): a
+// Shared pieces of the libFuzzer harnesses (tests/fuzz, docs/dev/fuzzing.md): a
 // private scratch folder for the readers that take paths, and the seed writer
 // each harness provides.
 //

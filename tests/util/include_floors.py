@@ -4,7 +4,7 @@
 Each folder of src/ sits on a floor; a file may include headers of its own
 folder and of folders on lower floors, never of a folder on its own floor or
 above, and no chain of includes comes back to the file it started from.
-A new folder must be given its floor here (docs/extending.md says why each
+A new folder must be given its floor here (docs/architecture.md says why each
 folder sits where it does).
 """
 import pathlib
