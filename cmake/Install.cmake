@@ -3,7 +3,7 @@
 #
 # The layout is fixed rather than GNUInstallDirs': an installed cifar_mpi finds
 # its configs at <its folder>/../share/cifar_mpi/config (kInstalledConfigDir,
-# src/config/train_config.hpp), the installed job scripts find the programs at
+# src/config/run_config.hpp), the installed job scripts find the programs at
 # ../../../bin, and the module files find the prefix from their own place.
 install(TARGETS cifar_mpi cifar_pack cifar_eval allreduce_bench compare_models RUNTIME DESTINATION bin)
 install(PROGRAMS tools/plot_metrics DESTINATION bin)

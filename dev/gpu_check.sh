@@ -20,7 +20,7 @@
 #   OUT=/some/dir bash dev/gpu_check.sh            # every step
 #   OUT=/some/dir bash dev/gpu_check.sh build test_gpu   # chosen steps, in order
 # Needs, carried next to the working tree: .debs (dev/gpu_deps.sh download)
-# and .gpu/seed_ddp.py (a copy of the reference recipe); .gpu/cifar-10-batches-bin
+# and .gpu/ddp_recipe.py (a copy of the reference recipe); .gpu/cifar-10-batches-bin
 # is optional (synthetic binary-layout data is made when it is absent).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -39,7 +39,7 @@ readonly repo=$PWD
 : "${GPU_BUILD_TARGETS:=cifar_mpi cifar_pack compare_models gpu_test gpu_step_test}"
 : "${GPU_PYTHON:=}"                        # empty: /opt/torch/.venv/bin/python3, else python3
 : "${GPU_CUDA_HOME:=${CUDA_HOME:-/usr/local/cuda}}"
-: "${GPU_SEED_DDP:=.gpu/seed_ddp.py}"      # the Python reference recipe (convnet peer)
+: "${GPU_SEED_DDP:=.gpu/ddp_recipe.py}"      # the Python reference recipe (convnet peer)
 : "${GPU_AIRBENCH:=.gpu/airbench}"         # a copy of airbench (airbench94.py, make_data.py)
 : "${GPU_HIVERGE:=.gpu/hiverge}"           # a copy of hiverge/cifar10-speedrun (cifar10_speedrun.py)
 : "${GPU_SPEED_RUNS:=3}"                   # runs of each side in bench_speed94_*
@@ -47,7 +47,7 @@ readonly repo=$PWD
 : "${GPU_IMAGES:=20000}"                   # training images in the synthetic data sets
 : "${GPU_BATCH:=256}"                      # per-rank batch, both sides of each comparison
 : "${GPU_BENCH_EPOCHS:=2}"                 # the last epoch's rate is the cifar_mpi figure
-: "${GPU_SEED_WORKERS:=0}"                 # DataLoader workers for seed_ddp.py (0: in process;
+: "${GPU_SEED_WORKERS:=0}"                 # DataLoader workers for the DDP recipe (0: in process;
                                            # its 8 worker processes hung on one H200 machine)
 # cifar_pack arguments before `--output FILE` (the data tool's synthetic mode).
 : "${GPU_PACK_ARGS:=--synthetic $GPU_IMAGES}"
@@ -354,7 +354,7 @@ EOF
 }
 
 step_bench_convnet_py() {
-  [[ -f $GPU_SEED_DDP ]] || { echo "$GPU_SEED_DDP missing: carry a copy of the reference recipe seed_ddp.py"; return 1; }
+  [[ -f $GPU_SEED_DDP ]] || { echo "$GPU_SEED_DDP missing: carry a copy of the PyTorch DDP recipe script"; return 1; }
   local data
   data=$(binary_data)
   "$PY" "$GPU_SEED_DDP" --data "$data" --world-size 1 --epochs "$GPU_BENCH_EPOCHS" --batch-size "$GPU_BATCH" \
@@ -564,7 +564,7 @@ write_summary() {
       echo "| $m | $(figure_of "bench_$m") |"
     done
     echo
-    echo "convnet_py: the reference recipe seed_ddp.py (DataLoader + PIL transforms, in process);"
+    echo "convnet_py: the PyTorch DDP recipe (DataLoader + PIL transforms, in process);"
     echo "host: --data-on-device false; nocl: --channels-last false. Logs: <step>.log (at the end of a"
     echo "run, in gpu_check_logs.tgz)."
   } >"$f.tmp"

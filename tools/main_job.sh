@@ -47,8 +47,7 @@ if [[ -f $h5 ]] && ! cmp -s -n ${#header} "$h5" <(printf %s "$header"); then
 fi
 if [[ ! -f $h5 || -n ${repack:-} ]]; then
   source_path=""
-  for candidate in "${CIFAR10_ARCHIVE:-}" data/cifar-10-binary.tar.gz data/cifar-10-batches-bin \
-                   ../shared/data/cifar-10-binary.tar.gz; do
+  for candidate in "${CIFAR10_ARCHIVE:-}" data/cifar-10-binary.tar.gz data/cifar-10-batches-bin; do
     if [[ -n $candidate && -e $candidate ]]; then source_path=$candidate; break; fi
   done
   if [[ -z $source_path ]]; then

@@ -12,7 +12,7 @@ import torch.nn.functional as F
 
 
 class ConvNet(nn.Module):
-    """The reference recipe's network (bench/seed_ddp.py), with reshape where it
+    """The PyTorch DDP recipe's network, with reshape where it
     has view: the same values, and a channels_last activation has no view."""
 
     def __init__(self):

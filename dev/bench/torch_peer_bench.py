@@ -4,14 +4,14 @@ steps of the recipe's ConvNet or the CIFAR form of ResNet-18 at the same
 per-rank batch size, in plain PyTorch eager and with torch.compile.
 
 The models are the ones cifar_mpi trains (cifar_models.py, beside this file):
-the ConvNet of the reference recipe (seed_ddp.py; src/model/convnet.cpp) and
+the ConvNet of the PyTorch DDP recipe (src/model/convnet.cpp) and
 torchvision's ResNet-18 with a 3x3 stride-1 stem and no max-pool
 (src/model/resnet.cpp), written out so that torchvision is not needed.
 Images are uint8 CIFAR-shaped tensors kept on the device (random, or the
 first --limit images of a CIFAR-10 binary folder), normalised on the device
 each step as in the recipe (mean 0.5, std 0.5), so a figure is the step
 rate: forward, loss, backward, optimiser step. Unlike the recipe there is no
-DataLoader: that is seed_ddp.py's own figure (gpu_check.sh bench_convnet_py).
+DataLoader: that is the recipe's own figure (gpu_check.sh bench_convnet_py).
 
 Variants (--variants, comma-separated), each with a fresh model and
 optimiser in the same process:

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # dev/bench/vs_python.sh — cifar_mpi against the PyTorch DDP recipe it
-# replaces (seed_ddp.py, its path in SEED_DDP), side by side on this machine: same
+# replaces (the PyTorch DDP recipe script, its path in SEED_DDP), side by side on this machine: same
 # data (the real CIFAR-10), world size, epochs, per-rank batch, model and
 # optimiser, runs alternating. Prints one table: training images/s, seconds
 # per epoch, peak memory of the largest process (a rank), test accuracy, ratio.
@@ -10,8 +10,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
-np=2 epochs=2 rounds=1 archive=${CIFAR10_ARCHIVE:-../shared/data/cifar-10-binary.tar.gz}
-seed_ddp=${SEED_DDP:-../shared/bench/seed_ddp.py}
+np=2 epochs=2 rounds=1 archive=${CIFAR10_ARCHIVE:-}
+seed_ddp=${SEED_DDP:-}
 extra=()
 while (($#)); do
   case $1 in
@@ -23,8 +23,8 @@ while (($#)); do
     *) echo "usage: $0 [--np N] [--epochs E] [--rounds R] [--archive PATH] [-- cifar_mpi args]" >&2; exit 2 ;;
   esac
 done
-[[ -f $archive ]] || { echo "vs_python: archive '$archive' not found (set --archive or CIFAR10_ARCHIVE)" >&2; exit 1; }
-[[ -f $seed_ddp ]] || { echo "vs_python: reference recipe '$seed_ddp' not found (set SEED_DDP)" >&2; exit 1; }
+[[ -f $archive ]] || { echo "vs_python: the CIFAR-10 binary archive (cifar-10-binary.tar.gz) is needed: give it with --archive PATH or CIFAR10_ARCHIVE${archive:+ ('$archive' not found)}" >&2; exit 1; }
+[[ -f $seed_ddp ]] || { echo "vs_python: the PyTorch DDP recipe script is needed: set SEED_DDP to its path${seed_ddp:+ ('$seed_ddp' not found)}" >&2; exit 1; }
 
 work=${BENCH_WORK:-build/bench}
 mkdir -p "$work"

@@ -103,7 +103,7 @@ int report_placement(const std::vector<RankTopology>& ranks) {
 // agreements, so each fails with training's message and exit code. The data
 // file is opened as training opens it (checksum and schema) without reading
 // the splits' images; the outputs are checked without creating anything.
-void run_startup_checks(const MpiEnvironment& env, const TrainConfig& config, const Placement& placement) {
+void run_startup_checks(const MpiEnvironment& env, const RunConfig& config, const Placement& placement) {
   const World& w = env.world();
   agree_on_startup(env.comm(), [&] {
     check_device_settings(config, placement);
@@ -122,7 +122,7 @@ void run_startup_checks(const MpiEnvironment& env, const TrainConfig& config, co
 
 }  // namespace
 
-int run_check_env(const MpiEnvironment& env, const TrainConfig& config) {
+int run_check_env(const MpiEnvironment& env, const RunConfig& config) {
   const World& w = env.world();
   std::string device_text, problem;
   int gpu = -1;

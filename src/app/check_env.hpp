@@ -11,9 +11,9 @@
 // any warning.
 #pragma once
 
-#include "config/train_config.hpp"
+#include "config/run_config.hpp"
 #include "mpi/mpi_env.hpp"
 
 namespace cifar {
-int run_check_env(const MpiEnvironment& env, const TrainConfig& config);
+int run_check_env(const MpiEnvironment& env, const RunConfig& config);
 }  // namespace cifar

@@ -5,7 +5,7 @@
 #include "app/registered_names.hpp"
 #include "train/trainer.hpp"
 #include "comm/agreement.hpp"
-#include "config/train_config.hpp"
+#include "config/run_config.hpp"
 #include "mpi/mpi_main.hpp"
 #include "process/preemption.hpp"
 #include "util/error.hpp"
@@ -18,7 +18,7 @@ int main(int argc, char** argv) {
   install_preemption_handlers();
   return run_mpi_main(argc, argv, [](MpiEnvironment& env, int argc, char** argv) {
     const RegisteredNames names = registered_names();
-    TrainConfig config;
+    RunConfig config;
     agree_on_startup(env.comm(), [&] { config = parse_config(argc, argv, names); });
     if (config.help || config.check_env || !config.checkpoint.enabled()) release_preemption_handlers();
     if (config.help) {

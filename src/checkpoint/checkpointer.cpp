@@ -37,7 +37,7 @@ size_t prune_checkpoints(const std::string& folder, int keep, const std::string&
   return others;
 }
 
-Checkpointer::Checkpointer(const TrainConfig& config, int64_t train_size, const std::string& data_identity,
+Checkpointer::Checkpointer(const RunConfig& config, int64_t train_size, const std::string& data_identity,
                            TrainState state, DivergenceGuard& guard, Communicator& control)
     : run_config_(config),
       config_(config.checkpoint),

@@ -20,7 +20,7 @@
 #include "comm/communicator.hpp"
 #include "step/divergence.hpp"
 #include "step/run_plan.hpp"
-#include "config/train_config.hpp"
+#include "config/run_config.hpp"
 
 namespace cifar {
 
@@ -71,7 +71,7 @@ class Checkpointer {
   // training data (`train_size` samples, `data_identity`). Before every
   // checkpoint `guard` checks, on every rank, that the state is finite (a
   // diverged run writes nothing).
-  Checkpointer(const TrainConfig& config, int64_t train_size, const std::string& data_identity, TrainState state,
+  Checkpointer(const RunConfig& config, int64_t train_size, const std::string& data_identity, TrainState state,
                DivergenceGuard& guard, Communicator& control);
 
   // --resume none|auto|PATH: restores the chosen checkpoint's model and
@@ -106,7 +106,7 @@ class Checkpointer {
   void continue_from(const Checkpoint& checkpoint, Resumption& resumption) const;
   void count_steps(Resumption& resumption) const;
 
-  const TrainConfig& run_config_;
+  const RunConfig& run_config_;
   const CheckpointConfig& config_;
   int64_t train_size_;
   RunIdentity run_;

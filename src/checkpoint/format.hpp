@@ -27,7 +27,7 @@ inline constexpr int64_t kCheckpointFormatVersion = 3;
 
 // What a checkpoint records of the run that wrote it: the stored part of a
 // run's identity (RunIdentity, resume.hpp, adds what is compared but not stored).
-struct RunRecord {
+struct StoredRunIdentity {
   std::string model;
   std::string optimizer;
   int world_size = 1;
@@ -43,12 +43,12 @@ struct RunRecord {
   bool reshaped = false;
   int64_t train_size = 0;
   std::string data_identity;        // Dataset::identity of the training data ("" in older files)
-  std::vector<std::string> config;  // TrainConfig::describe() of the run that wrote it
+  std::vector<std::string> config;  // RunConfig::describe() of the run that wrote it
 };
 
 // One checkpoint file's contents.
 struct Checkpoint {
-  RunRecord run;
+  StoredRunIdentity run;
   TrainingPosition position;  // order_world_size and order_batch_size always set (never 0) in a file
   // Samples of the epoch's global order already trained: positions [0, this)
   // of distributed_sampler.hpp's global_sample_order() for order_world_size

@@ -20,7 +20,7 @@ std::string mismatch(const std::string& path, const char* what, const std::strin
                                         now + ": it cannot continue that run exactly; " + fix + kNewRunHint);
 }
 
-// TrainConfig::describe() lines ("  key = value") as a map.
+// RunConfig::describe() lines ("  key = value") as a map.
 std::map<std::string, std::string> config_values(const std::vector<std::string>& lines) {
   std::map<std::string, std::string> values;
   for (const auto& line : lines) {
@@ -42,7 +42,7 @@ struct Difference {
 std::vector<Difference> run_differences(const Checkpoint& c, const RunIdentity& run) {
   const auto saved = config_values(c.run.config);
   std::map<std::string, std::string> defaults;
-  for (const auto& [key, value] : TrainConfig{}.run_definition()) defaults[key] = value;
+  for (const auto& [key, value] : RunConfig{}.run_definition()) defaults[key] = value;
   std::vector<Difference> differences;
   for (const auto& [key, now] : run.defining) {
     const auto it = saved.find(key);
@@ -54,7 +54,7 @@ std::vector<Difference> run_differences(const Checkpoint& c, const RunIdentity& 
 
 }  // namespace
 
-RunIdentity run_identity(const TrainConfig& config, int world_size, int64_t train_size,
+RunIdentity run_identity(const RunConfig& config, int world_size, int64_t train_size,
                          const std::string& data_identity) {
   RunIdentity r;
   r.model = config.model.name;
@@ -287,7 +287,7 @@ std::string length_change_note(const Checkpoint& c, const RunIdentity& run) {
          "result differs from both uninterrupted runs";
 }
 
-RunPlan resumed_plan(const std::string& path, const RunIdentity& run, const RunPlan& plan, const TrainConfig& config,
+RunPlan resumed_plan(const std::string& path, const RunIdentity& run, const RunPlan& plan, const RunConfig& config,
                      int64_t train_size, int world_size) {
   if (run.batch_size == plan.batch_size && run.accumulate == plan.accumulate) return plan;
   // The graph holds one whole optimiser step (cuda_graphs_refusal refuses --accumulate for it).
@@ -304,7 +304,7 @@ RunPlan resumed_plan(const std::string& path, const RunIdentity& run, const RunP
   return make_run_plan(train_size, world_size, training, config.data.drop_last, config.optim.warmup_epochs);
 }
 
-long steps_of_reshaped_run(const RunPlan& plan, const TrainingPosition& position, const TrainConfig& config,
+long steps_of_reshaped_run(const RunPlan& plan, const TrainingPosition& position, const RunConfig& config,
                            int64_t train_size, int world_size, int rank) {
   const long batches = EpochShard(config.data, train_size, world_size, rank, plan.batch_size, position).batches();
   const long left_in_epoch =

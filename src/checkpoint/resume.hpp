@@ -10,22 +10,22 @@
 #include <vector>
 
 #include "checkpoint/format.hpp"
-#include "config/train_config.hpp"
+#include "config/run_config.hpp"
 #include "step/run_plan.hpp"
 
 namespace cifar {
 
 // What a run that continues a checkpoint must share with the run that wrote
-// it: the options that define the run (TrainConfig::run_definition()), the
+// it: the options that define the run (RunConfig::run_definition()), the
 // global batch per optimiser step (the world size, per-rank batch and
 // accumulation may change: resumed_step_shape) and the training data's
-// content. The stored part (RunRecord) is what its checkpoints record of it.
-struct RunIdentity : RunRecord {
+// content. The stored part (StoredRunIdentity) is what its checkpoints record of it.
+struct RunIdentity : StoredRunIdentity {
   ElasticBatch elastic_batch = ElasticBatch::Global;  // --elastic-batch
   std::string data_path;                              // names the data in messages
-  std::vector<std::pair<std::string, std::string>> defining;  // TrainConfig::run_definition()
+  std::vector<std::pair<std::string, std::string>> defining;  // RunConfig::run_definition()
 };
-RunIdentity run_identity(const TrainConfig& config, int world_size, int64_t train_size,
+RunIdentity run_identity(const RunConfig& config, int world_size, int64_t train_size,
                          const std::string& data_identity);
 
 // Throws CheckpointError unless `run` can continue `checkpoint` exactly: the
@@ -75,13 +75,13 @@ TrainingPosition continued_position(const Checkpoint& checkpoint, const std::str
 // configured one, when the step shape is the configured one; otherwise the
 // plan of the resumed shape's per-rank batch and accumulation (elastic
 // resume). ConfigError when --cuda-graphs cannot run that shape.
-RunPlan resumed_plan(const std::string& path, const RunIdentity& run, const RunPlan& plan, const TrainConfig& config,
+RunPlan resumed_plan(const std::string& path, const RunIdentity& run, const RunPlan& plan, const RunConfig& config,
                      int64_t train_size, int world_size);
 // The length in optimiser steps of a run whose step shape changed at some
 // resume (its earlier steps had another size): the steps done at `position`
 // plus those left at `plan`'s shape (the rest of this epoch, then whole
 // epochs), so that it still ends with its last epoch; --max-steps still caps it.
-long steps_of_reshaped_run(const RunPlan& plan, const TrainingPosition& position, const TrainConfig& config,
+long steps_of_reshaped_run(const RunPlan& plan, const TrainingPosition& position, const RunConfig& config,
                            int64_t train_size, int world_size, int rank);
 // The log line of a resume that changes the step shape, or "" when it keeps
 // it: both shapes, the global batch kept (--elastic-batch global) or changed

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "config/train_config.hpp"
+#include "config/run_config.hpp"
 #include "data/batch_transform.hpp"
 #include "data/hdf5_dataset.hpp"
 

@@ -27,7 +27,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "config/train_config.hpp"
+#include "config/run_config.hpp"
 #include "data/batch_loader.hpp"
 #include "data/distributed_sampler.hpp"
 #include "data/training_position.hpp"

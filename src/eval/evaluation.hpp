@@ -27,7 +27,7 @@
 
 #include "comm/communicator.hpp"
 #include "config/choices.hpp"
-#include "config/train_config.hpp"
+#include "config/run_config.hpp"
 #include "data/batch_transform.hpp"
 #include "data/hdf5_dataset.hpp"
 #include "model/model.hpp"

@@ -1,4 +1,4 @@
-// ConvNet: the reference recipe's network (seed_ddp.py, the PyTorch script cifar_mpi replaces), layer for layer,
+// ConvNet: the network of the PyTorch DDP recipe that cifar_mpi replaces, layer for layer,
 // with the same parameter names so its state dict loads into the Python class.
 #pragma once
 

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "config/train_config.hpp"
+#include "config/run_config.hpp"
 #include "model/model.hpp"
 
 namespace cifar {

@@ -133,7 +133,7 @@ std::optional<OwnerRecord> checkpoint_record_of(const std::string& path, const s
   return record;
 }
 
-void check_output_kinds(const TrainConfig& c) {
+void check_output_kinds(const RunConfig& c) {
   struct Output {
     const char* option;
     std::string path;
@@ -168,7 +168,7 @@ void check_output_kinds(const TrainConfig& c) {
                       "another --tensorboard folder");
 }
 
-void check_output_owners(const TrainConfig& c, const std::string& run_id) {
+void check_output_owners(const RunConfig& c, const std::string& run_id) {
   struct Output {
     const char* option;
     std::string path, record;

@@ -26,7 +26,7 @@
 #include <optional>
 #include <string>
 
-#include "config/train_config.hpp"
+#include "config/run_config.hpp"
 
 namespace cifar {
 
@@ -79,11 +79,11 @@ std::optional<OwnerRecord> checkpoint_record(const std::string& path);
 // kind (a checkpoint as --output, a model file as --metrics, checkpoints in
 // the --tensorboard folder, ...) is refused, ConfigError naming the option,
 // the path, what it holds and what to do.
-void check_output_kinds(const TrainConfig& config);
+void check_output_kinds(const RunConfig& config);
 // The same for outputs whose record names another run than `run_id` ("" for
 // a run without --checkpoint-dir, which owns nothing): a run never replaces
 // or appends to another run's files.
-void check_output_owners(const TrainConfig& config, const std::string& run_id);
+void check_output_owners(const RunConfig& config, const std::string& run_id);
 // A record of run `run_id` for an output of `kind`, naming its checkpoint folder.
 OwnerRecord owner_record(const std::string& run_id, const std::string& kind, const std::string& checkpoint_dir);
 // Writes the owner record of `path` (an output file, or with kind

@@ -60,20 +60,20 @@ bool same_file(const std::string& a, const std::string& b) {
   return paths::absolute(a) == paths::absolute(b);
 }
 
-std::vector<NamedPath> output_files(const TrainConfig& c) {
+std::vector<NamedPath> output_files(const RunConfig& c) {
   std::vector<NamedPath> outputs = {{"output", c.output.model}};
   if (!c.output.metrics.empty()) outputs.push_back({"metrics", c.output.metrics});
   return outputs;
 }
 
-std::vector<NamedPath> input_files(const TrainConfig& c) {
+std::vector<NamedPath> input_files(const RunConfig& c) {
   std::vector<NamedPath> inputs = {{"data", c.data.path}};
   if (!c.config_file.empty()) inputs.push_back({"config", c.config_file});
   if (c.checkpoint.resume.kind == ResumeRequest::Kind::Path) inputs.push_back({"resume", c.checkpoint.resume.path});
   return inputs;
 }
 
-void check_outputs_are_not_inputs(const TrainConfig& c) {
+void check_outputs_are_not_inputs(const RunConfig& c) {
   const auto outputs = output_files(c);
   for (size_t i = 0; i < outputs.size(); ++i) {
     for (const auto& in : input_files(c)) {
@@ -111,7 +111,7 @@ RunOutputs::MadeFolders::~MadeFolders() {
   for (const auto& f : folders) ::rmdir(f.c_str());  // fails, as it should, on a folder with files
 }
 
-RunOutputs::RunOutputs(const TrainConfig& config, OutputUse use) {
+RunOutputs::RunOutputs(const RunConfig& config, OutputUse use) {
   const bool claim = use == OutputUse::Claim;
   const auto outputs = output_files(config);
   if (claim) {

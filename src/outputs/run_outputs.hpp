@@ -24,7 +24,7 @@
 #include <string>
 #include <vector>
 
-#include "config/train_config.hpp"
+#include "config/run_config.hpp"
 #include "util/file_lock.hpp"
 
 namespace cifar {
@@ -34,7 +34,7 @@ enum class OutputUse { Claim, Check };
 class RunOutputs {
  public:
   // Throws ConfigError (exit code 2) naming the option, the path and the fix.
-  explicit RunOutputs(const TrainConfig& config, OutputUse use = OutputUse::Claim);
+  explicit RunOutputs(const RunConfig& config, OutputUse use = OutputUse::Claim);
 
  private:
   // The folders missing at start-up, deepest first: on destruction (after

@@ -9,7 +9,7 @@
 // gives the recipe's processes (started by torch.multiprocessing, not bound).
 #pragma once
 
-#include "config/train_config.hpp"
+#include "config/run_config.hpp"
 #include "mpi/world.hpp"
 
 namespace cifar {

@@ -4,7 +4,7 @@
 
 namespace cifar {
 
-std::string cuda_graphs_refusal(const TrainConfig& c, const torch::Device& device, const std::string& backend) {
+std::string cuda_graphs_refusal(const RunConfig& c, const torch::Device& device, const std::string& backend) {
   if (!c.runtime.cuda_graphs) return {};
   const std::string fix = " (or --cuda-graphs false)";
   if (!device.is_cuda()) return "--cuda-graphs true needs a GPU (--device cuda): CPUs have no graphs to replay";

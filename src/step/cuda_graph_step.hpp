@@ -35,14 +35,14 @@
 #include <string>
 
 #include "comm/communicator.hpp"
-#include "config/train_config.hpp"
+#include "config/run_config.hpp"
 #include "data/batch_loader.hpp"
 
 namespace cifar {
 
 // Why `config` cannot run with --cuda-graphs on a rank placed on `device`
 // with `backend`; empty when it can (or --cuda-graphs is off).
-std::string cuda_graphs_refusal(const TrainConfig& config, const torch::Device& device, const std::string& backend);
+std::string cuda_graphs_refusal(const RunConfig& config, const torch::Device& device, const std::string& backend);
 // Whether this build can capture (LibTorch with CUDA).
 bool cuda_graphs_compiled();
 

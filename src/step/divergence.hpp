@@ -29,7 +29,7 @@
 #include <vector>
 
 #include "config/choices.hpp"
-#include "config/train_config.hpp"
+#include "config/run_config.hpp"
 #include "model/model.hpp"
 
 namespace cifar {

@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <string>
 
-#include "config/train_config.hpp"
+#include "config/run_config.hpp"
 
 namespace cifar {
 

@@ -31,7 +31,7 @@ std::chrono::milliseconds comm_timeout(const CommConfig& c) {
 
 // ---- Set-up ---------------------------------------------------------------
 
-Trainer::Trainer(const MpiEnvironment& env, const TrainConfig& config)
+Trainer::Trainer(const MpiEnvironment& env, const RunConfig& config)
     : config_(config),
       world_(env.world()),
       scaler_(config.training.precision == Precision::Fp16),

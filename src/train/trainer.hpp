@@ -27,7 +27,7 @@
 
 #include "comm/backends.hpp"
 #include "comm/communicator.hpp"
-#include "config/train_config.hpp"
+#include "config/run_config.hpp"
 #include "data/batch_loader.hpp"
 #include "data/dataset.hpp"
 #include "data/epoch_shard.hpp"
@@ -57,7 +57,7 @@ class Trainer {
  public:
   // Collective. Start-up failures (configuration, placement, data, outputs,
   // a checkpoint that does not fit) stop every rank with one message.
-  Trainer(const MpiEnvironment& env, const TrainConfig& config);
+  Trainer(const MpiEnvironment& env, const RunConfig& config);
   ~Trainer();
   Trainer(const Trainer&) = delete;
   Trainer& operator=(const Trainer&) = delete;
@@ -116,7 +116,7 @@ class Trainer {
   // samples, micro-batches and loader, resumed or elastic.
   EpochShard epoch_shard() const;
 
-  const TrainConfig& config_;
+  const RunConfig& config_;
   const World& world_;
   std::optional<RunOutputs> outputs_;  // rank 0: checked and locked outputs
   Placement placement_;

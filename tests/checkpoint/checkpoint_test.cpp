@@ -123,8 +123,8 @@ TEST(Checkpoint, OwnerRecordNamesMapToTheirFilesAndBack) {
 
 const std::string kData = "source md5 0123, 300 training samples, statistics 0000000000000001";
 
-TrainConfig sgd_config() {
-  TrainConfig c;
+RunConfig sgd_config() {
+  RunConfig c;
   c.model.name = "convnet";
   c.optim.optimizer = "sgd";
   c.training.batch_size = 8;
@@ -149,7 +149,7 @@ TEST(CheckpointFile, RoundTripRestoresModelOptimiserScalerAndGenerator) {
   Trained a;
   LossScaler scaler(true);
   scaler.restore(1024.0, 17);
-  const TrainConfig c = sgd_config();
+  const RunConfig c = sgd_config();
   const Checkpoint saved = capture_checkpoint(run_identity(c, 2, 300, kData), {3, 5, 77}, 12.5, 40,
                                               TrainState{*a.model, a.optimizer, scaler, torch::kCPU});
   const at::Tensor draw_after_capture = torch::rand({5});
@@ -297,7 +297,7 @@ TEST(CheckpointFile, AnOptimiserSourceLineTorchDoesNotWriteIsRefused) {
 TEST(CheckpointFile, BadFilesAndMismatchedRunsNameTheFileAndTheFix) {
   torch::manual_seed(1);
   Trained a;
-  const TrainConfig c = sgd_config();
+  const RunConfig c = sgd_config();
   LossScaler no_scaling(false);
   const std::vector<char> bytes = encode_checkpoint(capture_checkpoint(
       run_identity(c, 2, 300, kData), {1, 0, 10}, 0, 0, TrainState{*a.model, a.optimizer, no_scaling, torch::kCPU}));
@@ -313,7 +313,7 @@ TEST(CheckpointFile, BadFilesAndMismatchedRunsNameTheFileAndTheFix) {
   const std::string good = dir.file("good.pt");
   write_file_atomically(good, bytes);
   const Checkpoint ck = read_checkpoint(good);
-  TrainConfig other = c;
+  RunConfig other = c;
   other.model.name = "resnet18";
   expect_error([&] { check_resumable(ck, good, run_identity(other, 2, 300, kData)); },
                {good, "--model convnet there, resnet18 here", "pass the checkpoint's values (--model convnet)"});
@@ -323,10 +323,10 @@ TEST(CheckpointFile, BadFilesAndMismatchedRunsNameTheFileAndTheFix) {
                 "ranks", "resume on 1, 2, 4, 8, 16 ranks", "--elastic-batch per-rank"});
   check_resumable(ck, good, run_identity(c, 4, 300, kData));
   EXPECT_EQ(resumed_step_shape(ck, good, run_identity(c, 4, 300, kData)), (StepShape{4, 4, 1}));  // as written
-  TrainConfig four = c;
+  RunConfig four = c;
   four.training.batch_size = 4;
   EXPECT_EQ(resumed_step_shape(ck, good, run_identity(four, 4, 300, kData)), (StepShape{4, 4, 1}));  // already it
-  TrainConfig five = c;
+  RunConfig five = c;
   five.training.batch_size = 5;
   expect_error([&] { check_resumable(ck, good, run_identity(five, 4, 300, kData)); },
                {good, "global batch of 16 per optimiser step (8 per rank x 2 ranks); this run asks for 5 per rank x 4 "
@@ -352,31 +352,31 @@ TEST(CheckpointFile, BadFilesAndMismatchedRunsNameTheFileAndTheFix) {
 TEST(CheckpointFile, AnotherRunIsRefusedNamingEveryDifferingKey) {
   torch::manual_seed(1);
   Trained a;
-  const TrainConfig c = sgd_config();
+  const RunConfig c = sgd_config();
   LossScaler no_scaling(false);
   const Checkpoint ck = capture_checkpoint(run_identity(c, 2, 300, kData), {1, 3, 10}, 0, 0,
                                            TrainState{*a.model, a.optimizer, no_scaling, torch::kCPU});
-  TrainConfig other = c;
+  RunConfig other = c;
   other.optim.lr = 0.01;
   other.training.seed = 5;
   expect_error([&] { check_resumable(ck, "p.pt", run_identity(other, 2, 300, kData)); },
                {"checkpoint 'p.pt' was written by a different run: --seed 0 there, 5 here; --lr 0.001 there, 0.01 here",
                 "(--seed 0 --lr 0.001)", "--resume none with another (empty) --checkpoint-dir"});
-  const std::vector<std::pair<std::string, std::function<void(TrainConfig&)>>> each = {
-      {"--shuffle true there, false here", [](TrainConfig& t) { t.data.shuffle = false; }},
-      {"--shuffle-seed 0 there, 3 here", [](TrainConfig& t) { t.data.shuffle_seed = 3; }},
-      {"--augment false there, true here", [](TrainConfig& t) { t.data.augment = true; }},
-      {"--normalize recipe there, dataset here", [](TrainConfig& t) { t.data.normalize = NormalizeKind::Dataset; }},
-      {"--drop-last false there, true here", [](TrainConfig& t) { t.data.drop_last = true; }},
-      {"--batch-size 8 there, 16 here", [](TrainConfig& t) { t.training.batch_size = 16; }},
-      {"--accumulate 1 there, 2 here", [](TrainConfig& t) { t.training.accumulate = 2; }},
-      {"--optimizer sgd there, adam here", [](TrainConfig& t) { t.optim.optimizer = "adam"; }},
-      {"--weight-decay 0 there, 0.0005 here", [](TrainConfig& t) { t.optim.weight_decay = 5e-4; }},
-      {"--schedule constant there, cosine here", [](TrainConfig& t) { t.optim.schedule = ScheduleKind::Cosine; }},
-      {"--label-smoothing 0 there, 0.1 here", [](TrainConfig& t) { t.training.label_smoothing = 0.1; }},
+  const std::vector<std::pair<std::string, std::function<void(RunConfig&)>>> each = {
+      {"--shuffle true there, false here", [](RunConfig& t) { t.data.shuffle = false; }},
+      {"--shuffle-seed 0 there, 3 here", [](RunConfig& t) { t.data.shuffle_seed = 3; }},
+      {"--augment false there, true here", [](RunConfig& t) { t.data.augment = true; }},
+      {"--normalize recipe there, dataset here", [](RunConfig& t) { t.data.normalize = NormalizeKind::Dataset; }},
+      {"--drop-last false there, true here", [](RunConfig& t) { t.data.drop_last = true; }},
+      {"--batch-size 8 there, 16 here", [](RunConfig& t) { t.training.batch_size = 16; }},
+      {"--accumulate 1 there, 2 here", [](RunConfig& t) { t.training.accumulate = 2; }},
+      {"--optimizer sgd there, adam here", [](RunConfig& t) { t.optim.optimizer = "adam"; }},
+      {"--weight-decay 0 there, 0.0005 here", [](RunConfig& t) { t.optim.weight_decay = 5e-4; }},
+      {"--schedule constant there, cosine here", [](RunConfig& t) { t.optim.schedule = ScheduleKind::Cosine; }},
+      {"--label-smoothing 0 there, 0.1 here", [](RunConfig& t) { t.training.label_smoothing = 0.1; }},
   };
   for (const auto& [expected, change] : each) {
-    TrainConfig t = c;
+    RunConfig t = c;
     change(t);
     expect_error([&] { check_resumable(ck, "p.pt", run_identity(t, 2, 300, kData)); }, {expected});
   }
@@ -385,7 +385,7 @@ TEST(CheckpointFile, AnotherRunIsRefusedNamingEveryDifferingKey) {
   expect_error([&] { check_resumable(ck, "p.pt", run_identity(c, 2, 300, other_data)); },
                {"training data of " + kData, other_data, "pass the same --data"});
   // Longer, faster, elsewhere: the same run.
-  TrainConfig longer = c;
+  RunConfig longer = c;
   longer.training.epochs = 30;
   longer.training.max_steps = 1000;
   longer.runtime.threads = 1;
@@ -401,7 +401,7 @@ TEST(CheckpointFile, AnotherRunIsRefusedNamingEveryDifferingKey) {
 TEST(CheckpointFile, AnUnrecordedKeyCountsAsItsDefault) {
   torch::manual_seed(1);
   Trained a;
-  const TrainConfig c = sgd_config();
+  const RunConfig c = sgd_config();
   LossScaler no_scaling(false);
   Checkpoint ck = capture_checkpoint(run_identity(c, 2, 300, kData), {1, 0, 10}, 0, 0,
                                      TrainState{*a.model, a.optimizer, no_scaling, torch::kCPU});
@@ -410,7 +410,7 @@ TEST(CheckpointFile, AnUnrecordedKeyCountsAsItsDefault) {
                   ck.run.config.end());
   ck.run.data_identity.clear();  // older files have none: the training-set size still counts
   check_resumable(ck, "p.pt", run_identity(c, 2, 300, kData));
-  TrainConfig smoothed = c;
+  RunConfig smoothed = c;
   smoothed.training.label_smoothing = 0.1;
   expect_error([&] { check_resumable(ck, "p.pt", run_identity(smoothed, 2, 300, kData)); },
                {"--label-smoothing 0 there, 0.1 here"});
@@ -420,13 +420,13 @@ TEST(CheckpointFile, AnUnrecordedKeyCountsAsItsDefault) {
 TEST(CheckpointFile, ALongerRunUnderALengthDependentScheduleIsNoted) {
   torch::manual_seed(1);
   Trained a;
-  TrainConfig c = sgd_config();
+  RunConfig c = sgd_config();
   c.optim.schedule = ScheduleKind::Cosine;
   c.training.epochs = 2;
   LossScaler no_scaling(false);
   const Checkpoint ck = capture_checkpoint(run_identity(c, 2, 300, kData), {2, 0, 20}, 0, 0,
                                            TrainState{*a.model, a.optimizer, no_scaling, torch::kCPU});
-  TrainConfig longer = c;
+  RunConfig longer = c;
   longer.training.epochs = 4;
   check_resumable(ck, "p.pt", run_identity(longer, 2, 300, kData));
   EXPECT_EQ(length_change_note(ck, run_identity(longer, 2, 300, kData)),
@@ -559,14 +559,14 @@ namespace {
 // 120 samples; the writing run: 4 ranks x 2 per rank, 3 micro-batches per
 // step (24 per step, 5 steps per epoch), checkpointed after 2 steps of epoch
 // 0 (6 micro-batches, global position 48).
-TrainConfig accumulating_config(int batch_size, int accumulate) {
-  TrainConfig c = sgd_config();
+RunConfig accumulating_config(int batch_size, int accumulate) {
+  RunConfig c = sgd_config();
   c.training.batch_size = batch_size;
   c.training.accumulate = accumulate;
   return c;
 }
 
-Checkpoint elastic_checkpoint(const TrainConfig& c, int world, const TrainingPosition& position) {
+Checkpoint elastic_checkpoint(const RunConfig& c, int world, const TrainingPosition& position) {
   torch::manual_seed(1);
   Trained a;
   LossScaler no_scaling(false);
@@ -583,14 +583,14 @@ RunPlan plan_of(const StepShape& s) {
 }
 
 TEST(ElasticBatch, GlobalKeepsTheStepsBatchWithAccumulationPerRankScalesTheLearningRate) {
-  const TrainConfig c = accumulating_config(2, 3);
+  const RunConfig c = accumulating_config(2, 3);
   const Checkpoint ck = elastic_checkpoint(c, 4, {0, 6, 2});
   // The same command line on 3 ranks: 8 per micro-batch does not divide, 24 per step does: 3 x 2 x 4.
   RunIdentity on3 = run_identity(c, 3, 120, kData);
   check_resumable(ck, "p.pt", on3);
   EXPECT_EQ(resumed_step_shape(ck, "p.pt", on3), (StepShape{2, 3, 4}));
   // Options that give 24 per step another way are the run's choice (less memory per rank, say).
-  TrainConfig split = accumulating_config(1, 8);
+  RunConfig split = accumulating_config(1, 8);
   RunIdentity on3_split = run_identity(split, 3, 120, kData);
   check_resumable(ck, "p.pt", on3_split);
   EXPECT_EQ(resumed_step_shape(ck, "p.pt", on3_split), (StepShape{1, 3, 8}));
@@ -605,7 +605,7 @@ TEST(ElasticBatch, GlobalKeepsTheStepsBatchWithAccumulationPerRankScalesTheLearn
                 "divide among 5 ranks, with or without gradient accumulation", "resume on 1, 2, 3, 4, 6, 8, 12, 24"});
 
   // --elastic-batch per-rank: 2 per rank x 3 micro-batches on 3 ranks, 18 per step; --lr x 18/24.
-  TrainConfig per_rank = c;
+  RunConfig per_rank = c;
   per_rank.checkpoint.elastic_batch = ElasticBatch::PerRank;
   const RunIdentity p3 = run_identity(per_rank, 3, 120, kData);
   check_resumable(ck, "p.pt", p3);
@@ -616,18 +616,18 @@ TEST(ElasticBatch, GlobalKeepsTheStepsBatchWithAccumulationPerRankScalesTheLearn
   EXPECT_TRUE(continued.reshaped);
   EXPECT_FALSE(continued_run(ck, "p.pt", run_identity(c, 2, 120, kData)).reshaped) << "the same micro-batch of 8";
   // per-rank keeps the batch options: another --batch-size is another run.
-  TrainConfig per_rank4 = accumulating_config(4, 3);
+  RunConfig per_rank4 = accumulating_config(4, 3);
   per_rank4.checkpoint.elastic_batch = ElasticBatch::PerRank;
   expect_error([&] { check_resumable(ck, "p.pt", run_identity(per_rank4, 3, 120, kData)); },
                {"--batch-size 2 there, 4 here"});
 }
 
 TEST(ElasticBatch, TheLogLineNamesBothShapesTheGlobalBatchAndTheLearningRate) {
-  const TrainConfig c = accumulating_config(2, 3);
+  const RunConfig c = accumulating_config(2, 3);
   const Checkpoint ck = elastic_checkpoint(c, 4, {0, 6, 2});
-  TrainConfig per_rank = c;
+  RunConfig per_rank = c;
   per_rank.checkpoint.elastic_batch = ElasticBatch::PerRank;
-  const std::vector<std::pair<TrainConfig, std::string>> on_3_ranks = {
+  const std::vector<std::pair<RunConfig, std::string>> on_3_ranks = {
       {c,
        "elastic resume: written on 4 rank(s) with 2 per rank x 3 micro-batches, continued on 3 rank(s) with 2 per "
        "rank x 4 micro-batches (gradient accumulation): the same global batch of 24 per optimiser step "
@@ -645,7 +645,7 @@ TEST(ElasticBatch, TheLogLineNamesBothShapesTheGlobalBatchAndTheLearningRate) {
 
 // Where each shape continues the checkpoint at global position 48.
 TEST(ElasticBatch, TheContinuedPositionKeepsTheGlobalPosition) {
-  const TrainConfig c = accumulating_config(2, 3);
+  const RunConfig c = accumulating_config(2, 3);
   const Checkpoint ck = elastic_checkpoint(c, 4, {0, 6, 2});
   ASSERT_EQ(ck.global_position, 48);
   // The writing run's shape: its own epoch, batch 6.
@@ -693,7 +693,7 @@ TEST(ElasticBatch, AShortLastMicroBatchThatDoesNotDivideIsRefusedAtStartUp) {
   torch::manual_seed(1);
   Trained a;
   LossScaler no_scaling(false);
-  TrainConfig c = sgd_config();
+  RunConfig c = sgd_config();
   c.training.batch_size = 6;
   const Checkpoint ck = capture_checkpoint(run_identity(c, 4, 100, kData), {0, 2, 2}, 0, 0,
                                            TrainState{*a.model, a.optimizer, no_scaling, torch::kCPU});

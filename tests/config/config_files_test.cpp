@@ -7,7 +7,7 @@
 #include <fstream>
 
 #include "app/registered_names.hpp"
-#include "config/train_config.hpp"
+#include "config/run_config.hpp"
 #include "model/model.hpp"
 #include "support/scoped_env.hpp"
 #include "util/error.hpp"
@@ -18,12 +18,12 @@ namespace {
 
 using test::ScopedEnv;
 
-TrainConfig parse_args(std::vector<const char*> args) {
+RunConfig parse_args(std::vector<const char*> args) {
   args.insert(args.begin(), "cifar_mpi");
   return parse_config(static_cast<int>(args.size()), args.data(), registered_names());
 }
 
-TrainConfig parse_file(const std::string& path) {
+RunConfig parse_file(const std::string& path) {
   ScopedEnv env({{"CIFAR_DATA", std::nullopt}});  // the file's own data path
   return parse_args({"--config", path.c_str()});
 }
@@ -37,7 +37,7 @@ TEST(ConfigFiles, EveryFileParsesAndNamesAKnownModel) {
     ++files;
     const std::string path = paths::join(kConfigDir, name);
     SCOPED_TRACE(path);
-    TrainConfig c;
+    RunConfig c;
     ASSERT_NO_THROW(c = parse_file(path));
     EXPECT_NO_THROW(make_model(c.model.name));
   }
@@ -48,17 +48,17 @@ TEST(ConfigFiles, EveryFileParsesAndNamesAKnownModel) {
 // default.ini spells them out and differs only in where metrics go and in
 // OpenBLAS's pool.
 TEST(ConfigFiles, DefaultIsTheReferenceRecipe) {
-  TrainConfig from_file = parse_file(paths::join(kConfigDir, "default.ini"));
+  RunConfig from_file = parse_file(paths::join(kConfigDir, "default.ini"));
   EXPECT_EQ(from_file.output.metrics, "runs/metrics.jsonl");
   EXPECT_EQ(from_file.runtime.blas_threads, -1) << "the recipe's OpenBLAS pool, for its exact rounding";
-  from_file.output.metrics = TrainConfig{}.output.metrics;
-  from_file.runtime.blas_threads = TrainConfig{}.runtime.blas_threads;
+  from_file.output.metrics = RunConfig{}.output.metrics;
+  from_file.runtime.blas_threads = RunConfig{}.runtime.blas_threads;
   from_file.config_file.clear();
-  EXPECT_EQ(from_file.describe(), TrainConfig{}.describe());
+  EXPECT_EQ(from_file.describe(), RunConfig{}.describe());
 }
 
 TEST(ConfigFiles, SmokeIsTinyOnSyntheticData) {
-  const TrainConfig c = parse_file(paths::join(kConfigDir, "smoke.ini"));
+  const RunConfig c = parse_file(paths::join(kConfigDir, "smoke.ini"));
   EXPECT_EQ(c.training.epochs, 1);
   EXPECT_EQ(c.training.max_steps, 20);
   EXPECT_EQ(c.training.batch_size, 32);
@@ -66,7 +66,7 @@ TEST(ConfigFiles, SmokeIsTinyOnSyntheticData) {
 }
 
 TEST(ConfigFiles, ResNet18UsesNesterovSgdWithAugmentation) {
-  const TrainConfig c = parse_file(paths::join(kConfigDir, "resnet18.ini"));
+  const RunConfig c = parse_file(paths::join(kConfigDir, "resnet18.ini"));
   EXPECT_EQ(c.model.name, "resnet18");
   EXPECT_EQ(c.optim.optimizer, "sgd");
   EXPECT_TRUE(c.optim.nesterov);
@@ -81,8 +81,8 @@ TEST(ConfigFiles, ResNet18UsesNesterovSgdWithAugmentation) {
 // quick.ini keeps the recipe's network and data and changes only how it is
 // trained: a smaller global batch, one-cycle Adam, label smoothing.
 TEST(ConfigFiles, QuickTrainsTheRecipeNetworkOnAOneCycleSchedule) {
-  const TrainConfig c = parse_file(paths::join(kConfigDir, "quick.ini"));
-  const TrainConfig recipe;
+  const RunConfig c = parse_file(paths::join(kConfigDir, "quick.ini"));
+  const RunConfig recipe;
   EXPECT_EQ(c.model.name, recipe.model.name);
   EXPECT_EQ(c.data.normalize, recipe.data.normalize);
   EXPECT_FALSE(c.data.augment);
@@ -141,7 +141,7 @@ TEST(InstalledConfigs, CifarMpiHomeComesFirst) {
   ASSERT_GE(folders.size(), 2u) << "$CIFAR_MPI_HOME's and the program's";
   EXPECT_EQ(folders[0], paths::join(prefix.root, "share/cifar_mpi/config"));
   EXPECT_EQ(folders[1], paths::join(paths::parent(paths::parent(paths::executable())), "share/cifar_mpi/config"));
-  const TrainConfig c = parse_args({"--config", "default"});
+  const RunConfig c = parse_args({"--config", "default"});
   EXPECT_EQ(c.config_file, paths::join(folders[0], "default.ini"));
   EXPECT_EQ(c.training.epochs, 3);
 }

@@ -13,7 +13,7 @@
 
 #include "app/registered_names.hpp"
 #include "comm/backends.hpp"
-#include "config/train_config.hpp"
+#include "config/run_config.hpp"
 #include "data/dataset.hpp"
 #include "model/model.hpp"
 #include "optim/optimizer.hpp"
@@ -22,7 +22,7 @@
 namespace cifar {
 namespace {
 
-TrainConfig parse(std::vector<std::string> args) {
+RunConfig parse(std::vector<std::string> args) {
   args.insert(args.begin(), "cifar_mpi");
   std::vector<const char*> argv;
   for (auto& a : args) argv.push_back(a.c_str());
@@ -48,7 +48,7 @@ std::string error_of(std::vector<std::string> args) {
 }
 
 TEST(Config, DefaultsAreTheRecipe) {
-  const TrainConfig c = parse({});
+  const RunConfig c = parse({});
   EXPECT_EQ(c.model.name, "convnet");
   EXPECT_EQ(c.optim.optimizer, "adam");
   EXPECT_DOUBLE_EQ(c.optim.lr, 1e-3);
@@ -63,7 +63,7 @@ TEST(Config, DefaultsAreTheRecipe) {
 
 TEST(Config, CommandLineWinsOverFile) {
   const std::string ini = write_ini("epochs = 3\nlr = 0.01\nshuffle = false\n");
-  const TrainConfig c = parse({"--config", ini, "--epochs", "5"});
+  const RunConfig c = parse({"--config", ini, "--epochs", "5"});
   EXPECT_EQ(c.training.epochs, 5);
   EXPECT_DOUBLE_EQ(c.optim.lr, 0.01);
   EXPECT_FALSE(c.data.shuffle);
@@ -71,7 +71,7 @@ TEST(Config, CommandLineWinsOverFile) {
 }
 
 TEST(Config, EnumValuesAreParsedOnce) {
-  const TrainConfig c = parse({"--schedule", "onecycle", "--device", "cpu", "--normalize", "dataset",
+  const RunConfig c = parse({"--schedule", "onecycle", "--device", "cpu", "--normalize", "dataset",
                                "--resume", "/tmp/x.pt", "--checkpoint-dir", "/tmp"});
   EXPECT_EQ(c.optim.schedule, ScheduleKind::OneCycle);
   EXPECT_EQ(c.runtime.device, DeviceRequest::Cpu);
@@ -85,7 +85,7 @@ TEST(Config, EnumValuesAreParsedOnce) {
 
 TEST(Config, IniSectionsAreOptionalAndChecked) {
   const std::string ini = write_ini("[training]\nepochs = 3\n[optim]\nlr = 0.01\n\n[data]\nshuffle = false\n");
-  const TrainConfig c = parse({"--config", ini});
+  const RunConfig c = parse({"--config", ini});
   EXPECT_EQ(c.training.epochs, 3);
   EXPECT_DOUBLE_EQ(c.optim.lr, 0.01);
   EXPECT_FALSE(c.data.shuffle);
@@ -170,7 +170,7 @@ TEST(Config, RunDefinitionHoldsWhatChangesTheTrajectory) {
   EXPECT_EQ(keys["shuffle-seed"], "4");
   // Values are printed to the last digit that tells them apart.
   EXPECT_EQ(keys["lr"], "0.0012345678");
-  EXPECT_EQ(parse({"--lr", "0.001"}).run_definition(), TrainConfig{}.run_definition());
+  EXPECT_EQ(parse({"--lr", "0.001"}).run_definition(), RunConfig{}.run_definition());
   EXPECT_NE(parse({"--lr", "0.0012345679"}).run_definition(), parse({"--lr", "0.0012345678"}).run_definition());
 }
 
@@ -178,7 +178,7 @@ TEST(Config, RunDefinitionHoldsWhatChangesTheTrajectory) {
 // and the options stay as given: the run log and checkpoints print
 // fused-optimizer = false, and it does not define the run.
 TEST(Config, CudaGraphsBuildTheFusedOptimizerWithTheOptionsAsGiven) {
-  TrainConfig c;
+  RunConfig c;
   EXPECT_FALSE(built_optimizer_config(c).fused);
   c.optim.fused = true;
   EXPECT_TRUE(built_optimizer_config(c).fused);
@@ -201,7 +201,7 @@ TEST(Config, CudaGraphsBuildTheFusedOptimizerWithTheOptionsAsGiven) {
 
 TEST(Config, LegacyLoaderThreadsStillWorks) {
   EXPECT_EQ(parse({"--loader-threads", "0"}).data.prefetch_batches, 0);
-  EXPECT_EQ(parse({"--loader-threads", "1"}).data.prefetch_batches, TrainConfig{}.data.prefetch_batches);
+  EXPECT_EQ(parse({"--loader-threads", "1"}).data.prefetch_batches, RunConfig{}.data.prefetch_batches);
 }
 
 // The message names the file, the line and, where one is near, the key meant.
@@ -271,7 +271,7 @@ TEST(Config, StrayArgumentsAreRefused) {
             "unexpected argument 'train': arguments are options, --name value or --name=value (run cifar_mpi --help "
             "for the options)");
   // One value per option, in either spelling, negative numbers included.
-  const TrainConfig c = parse({"--lr", "0.1", "--epochs=2", "--blas-threads", "-1", "--metrics", ""});
+  const RunConfig c = parse({"--lr", "0.1", "--epochs=2", "--blas-threads", "-1", "--metrics", ""});
   EXPECT_DOUBLE_EQ(c.optim.lr, 0.1);
   EXPECT_EQ(c.training.epochs, 2);
   EXPECT_EQ(c.runtime.blas_threads, -1);

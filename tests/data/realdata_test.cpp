@@ -14,10 +14,10 @@ namespace cifar {
 namespace {
 
 TEST(RealData, PackedArchiveMatchesItsBinFiles) {
-  // CIFAR_REAL_DATA names the archive; without it, a shared data folder beside the source tree.
+  // CIFAR_REAL_DATA names the archive; without it, data/ of the source tree.
   const char* override_path = std::getenv("CIFAR_REAL_DATA");
-  const std::string archive = override_path ? override_path
-                                            : std::string(CIFAR_SOURCE_DIR) + "/../shared/data/cifar-10-binary.tar.gz";
+  const std::string archive =
+      override_path ? override_path : std::string(CIFAR_SOURCE_DIR) + "/data/cifar-10-binary.tar.gz";
   ASSERT_TRUE(paths::exists(archive))
       << "the real archive " << archive << " is missing; put cifar-10-binary.tar.gz there "
       << "(tools/download_cifar10.sh) or set CIFAR_REAL_DATA to its path";

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "comm/backends.hpp"
-#include "config/train_config.hpp"
+#include "config/run_config.hpp"
 #include "data/dataset.hpp"
 #include "model/model.hpp"
 

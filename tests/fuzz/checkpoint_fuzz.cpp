@@ -20,7 +20,7 @@
 #include <string>
 #include <vector>
 
-#include "config/train_config.hpp"
+#include "config/run_config.hpp"
 #include "fuzz_support.hpp"
 #include "support/zip_crcs.hpp"
 #include "tiny_model.hpp"
@@ -61,7 +61,7 @@ struct Run {
     identity.lr_global_batch = kWorldSize * kBatchSize;  // a fresh run's: --lr is for its own global batch
     identity.train_size = kTrainSize;
     identity.data_path = "fuzz.h5";
-    identity.config = TrainConfig().describe();
+    identity.config = RunConfig().describe();
   }
   TrainState state() { return {*model, optimizer.torch_optimizer(), scaler, torch::kCPU, &lookahead}; }
 

@@ -3,7 +3,7 @@
 // Input: command-line arguments, one per line, then optionally a NUL byte and
 // the text of an INI file, which the harness writes to its scratch folder and
 // names with a final `--config PATH`. The contract under test: parse_config
-// returns a validated TrainConfig or throws ConfigError; any other exception,
+// returns a validated RunConfig or throws ConfigError; any other exception,
 // crash or sanitizer report is a bug.
 #include <cstring>
 #include <fstream>
@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "app/registered_names.hpp"
-#include "config/train_config.hpp"
+#include "config/run_config.hpp"
 #include "fuzz_support.hpp"
 #include "util/error.hpp"
 
@@ -62,7 +62,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   argv.push_back(nullptr);
 
   try {
-    const cifar::TrainConfig config = cifar::parse_config(static_cast<int>(args.size()), argv.data(), cifar::registered_names());
+    const cifar::RunConfig config = cifar::parse_config(static_cast<int>(args.size()), argv.data(), cifar::registered_names());
     // What a run prints and stores in its checkpoints.
     const auto lines_out = config.describe();
     if (lines_out.empty()) __builtin_trap();

@@ -8,22 +8,22 @@
 namespace cifar {
 namespace {
 
-TrainConfig graphed() {
-  TrainConfig c;
+RunConfig graphed() {
+  RunConfig c;
   c.runtime.cuda_graphs = true;
   return c;
 }
 
 const torch::Device kGpu(torch::kCUDA, 0);
 
-void expect_refused(const TrainConfig& c, const torch::Device& device, const std::string& backend,
+void expect_refused(const RunConfig& c, const torch::Device& device, const std::string& backend,
                     const std::string& reason) {
   const std::string why = cuda_graphs_refusal(c, device, backend);
   EXPECT_NE(why.find(reason), std::string::npos) << "got: " << why;
 }
 
 TEST(CudaGraphs, OffIsNeverRefused) {
-  TrainConfig c;
+  RunConfig c;
   c.training.precision = Precision::Fp16;
   c.training.accumulate = 4;
   EXPECT_EQ(cuda_graphs_refusal(c, torch::kCPU, "mpi"), "");
@@ -36,13 +36,13 @@ TEST(CudaGraphs, RefusesWhatCannotBeCaptured) {
     return;  // the remaining reasons come after this one
   }
   expect_refused(graphed(), kGpu, "mpi", "--backend nccl");
-  TrainConfig fp16 = graphed();
+  RunConfig fp16 = graphed();
   fp16.training.precision = Precision::Fp16;
   expect_refused(fp16, kGpu, "nccl", "--precision fp16");
-  TrainConfig accumulate = graphed();
+  RunConfig accumulate = graphed();
   accumulate.training.accumulate = 2;
   expect_refused(accumulate, kGpu, "nccl", "--accumulate 1");
-  TrainConfig profile = graphed();
+  RunConfig profile = graphed();
   profile.runtime.profile = true;
   expect_refused(profile, kGpu, "nccl", "--profile");
 }
@@ -53,7 +53,7 @@ TEST(CudaGraphs, AcceptsNcclOnAGpuInFp32AndBf16) {
     return;
   }
   EXPECT_EQ(cuda_graphs_refusal(graphed(), kGpu, "nccl"), "");
-  TrainConfig bf16 = graphed();
+  RunConfig bf16 = graphed();
   bf16.training.precision = Precision::Bf16;
   bf16.optim.lookahead_every = 5;
   EXPECT_EQ(cuda_graphs_refusal(bf16, kGpu, "nccl"), "");

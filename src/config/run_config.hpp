@@ -1,4 +1,4 @@
-// TrainConfig: every setting of a run, from the command line and an INI file
+// RunConfig: every setting of a run, from the command line and an INI file
 // (--config FILE; the command line wins), validated before anything runs.
 //
 // The settings are grouped in sections, one struct each, and every part of the
@@ -138,7 +138,7 @@ struct OutputConfig {
   int log_every = 100;
 };
 
-struct TrainConfig {
+struct RunConfig {
   // What to do instead of training.
   bool check_env = false;
   bool strict = false;  // with check_env: placement warnings are errors
@@ -157,7 +157,7 @@ struct TrainConfig {
   // "  key = value" lines, in --help order, for the run log and checkpoints.
   std::vector<std::string> describe() const;
   // (key, value) of the options that define the run: a checkpoint is only
-  // continued by a run with the same values (train_config.cpp marks them).
+  // continued by a run with the same values (run_config.cpp marks them).
   std::vector<std::pair<std::string, std::string>> run_definition() const;
 };
 
@@ -169,13 +169,13 @@ struct TrainConfig {
 // --cuda-graphs, since a graph captures only the graph-safe optimiser
 // (optim/fused_optimizer.hpp). --fused-optimizer does not define the run, so
 // a checkpoint resumes with or without it.
-OptimConfig built_optimizer_config(const TrainConfig& config);
+OptimConfig built_optimizer_config(const RunConfig& config);
 
-// Parses argv (and the INI file it names) into a validated TrainConfig.
+// Parses argv (and the INI file it names) into a validated RunConfig.
 // Throws ConfigError on unknown options, bad types and impossible values.
 // --data comes from the command line, else from $CIFAR_DATA (where a site
 // keeps the data set), else from the config file, else data/cifar10.h5.
-TrainConfig parse_config(int argc, const char* const argv[], const RegisteredNames& names);
+RunConfig parse_config(int argc, const char* const argv[], const RegisteredNames& names);
 
 // Where an installed cifar_mpi keeps its configs: $CIFAR_MPI_HOME (set by
 // the module file) and the program's own folder, each + kInstalledConfigDir.
@@ -189,6 +189,6 @@ std::string resolve_config_file(const std::string& name, const std::vector<std::
 // The --help text: every option by section, with its default.
 std::string config_help(const RegisteredNames& names);
 // Checks that do not need the data or the world (ranges, names).
-void validate(const TrainConfig& c, const RegisteredNames& names);
+void validate(const RunConfig& c, const RegisteredNames& names);
 
 }  // namespace cifar

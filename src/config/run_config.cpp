@@ -1,7 +1,7 @@
-// Boost.Program_options front end for TrainConfig. Every option is declared
+// Boost.Program_options front end for RunConfig. Every option is declared
 // once, in visit_options(); parsing, --help and the printed configuration all
 // come from that one list.
-#include "config/train_config.hpp"
+#include "config/run_config.hpp"
 
 #include <unistd.h>
 
@@ -85,9 +85,9 @@ constexpr SectionInfo kSections[] = {
 };
 
 // Whether an option defines the run (see the visit_*_options below).
-enum class Binding { Run, Free };
-constexpr Binding kRun = Binding::Run;
-constexpr Binding kFree = Binding::Free;
+enum class Binding { DefinesRun, MayChange };
+constexpr Binding kDefinesRun = Binding::DefinesRun;
+constexpr Binding kMayChange = Binding::MayChange;
 
 // "one of: a, b, c" from a registry's names.
 std::string one_of(const std::vector<std::string>& names) {
@@ -108,79 +108,79 @@ const RegisteredNames kNoNames;
 // whether it defines the run, and its help; one function per section. The
 // order is --help's order.
 //
-// kRun marks what a checkpoint can only be continued with (docs/checkpoint.md):
+// kDefinesRun marks what a checkpoint can only be continued with (docs/checkpoint.md):
 // what selects the samples and their order, the inputs, the model, the loss,
 // the optimiser and its hyper-parameters. --epochs, --max-steps and
-// --target-accuracy are kFree: a longer run continues the same one. What is
-// evaluated, performance, placement and output options are kFree too.
+// --target-accuracy are kMayChange: a longer run continues the same one. What is
+// evaluated, performance, placement and output options are kMayChange too.
 template <typename Visitor>
 void visit_data_options(DataConfig& d, const RegisteredNames& names, Visitor&& v) {
   const Section s = Section::Data;
-  v(s, "dataset", d.dataset, kRun, "dataset: " + one_of(names.datasets));
-  v(s, "data", d.path, kFree,
+  v(s, "dataset", d.dataset, kDefinesRun, "dataset: " + one_of(names.datasets));
+  v(s, "data", d.path, kMayChange,
     "the dataset's file (cifar10: the HDF5 file made by cifar_pack); $CIFAR_DATA when set; a resumed run checks "
     "its content, not its path");
-  v(s, "shuffle", d.shuffle, kRun, "reshuffle the training set every epoch (DistributedSampler semantics)");
-  v(s, "shuffle-seed", d.shuffle_seed, kRun,
+  v(s, "shuffle", d.shuffle, kDefinesRun, "reshuffle the training set every epoch (DistributedSampler semantics)");
+  v(s, "shuffle-seed", d.shuffle_seed, kDefinesRun,
     "seed of the sample order, as DistributedSampler's own seed (default 0 there and in the recipe, whatever --seed)");
-  v(s, "augment", d.augment, kRun, "random crop (--crop-pad pixels of padding) and horizontal flip");
-  v(s, "flip", d.flip, kRun,
+  v(s, "augment", d.augment, kDefinesRun, "random crop (--crop-pad pixels of padding) and horizontal flip");
+  v(s, "flip", d.flip, kDefinesRun,
     "random (each image, each epoch) | alternating (a fixed random half of the images in even epochs, the "
     "other half in odd ones)");
-  v(s, "crop-pad", d.crop_pad, kRun, "padding of the random crop, in pixels (0: flips only)");
-  v(s, "crop-padding", d.crop_padding, kRun, "zero | reflect: what the crop's padding holds");
-  v(s, "brightness-jitter", d.brightness_jitter, kRun,
+  v(s, "crop-pad", d.crop_pad, kDefinesRun, "padding of the random crop, in pixels (0: flips only)");
+  v(s, "crop-padding", d.crop_padding, kDefinesRun, "zero | reflect: what the crop's padding holds");
+  v(s, "brightness-jitter", d.brightness_jitter, kDefinesRun,
     "with --augment: add to each normalised image a shift uniform in [-this, this] (0: none)");
-  v(s, "contrast-jitter", d.contrast_jitter, kRun,
+  v(s, "contrast-jitter", d.contrast_jitter, kDefinesRun,
     "with --augment: then multiply it by a factor uniform in [1 - this, 1 + this] (0: none)");
-  v(s, "drop-last", d.drop_last, kRun, "drop the tail that does not fill a batch / divide by the world size");
-  v(s, "normalize", d.normalize, kRun,
+  v(s, "drop-last", d.drop_last, kDefinesRun, "drop the tail that does not fill a batch / divide by the world size");
+  v(s, "normalize", d.normalize, kDefinesRun,
     "recipe (mean 0.5, std 0.5, as the Python recipe) | dataset (the file's mean/std)");
-  v(s, "prefetch-batches", d.prefetch_batches, kFree,
+  v(s, "prefetch-batches", d.prefetch_batches, kMayChange,
     "batches one background thread per rank prepares ahead (0: prepare each batch when it is needed; at most " +
         std::to_string(kMaxPrefetchBatches) + ")");
-  v(s, "data-on-device", d.on_device, kFree,
+  v(s, "data-on-device", d.on_device, kMayChange,
     "GPUs: hold the uint8 splits on the device and gather, augment and normalise there (no CPU in the loop)");
 }
 
 template <typename Visitor>
 void visit_model_options(ModelConfig& m, const RegisteredNames& names, Visitor&& v) {
-  v(Section::Model, "model", m.name, kRun, "model: " + one_of(names.models));
-  v(Section::Model, "channels-last", m.channels_last, kFree, "use the channels_last memory format for convolutions");
+  v(Section::Model, "model", m.name, kDefinesRun, "model: " + one_of(names.models));
+  v(Section::Model, "channels-last", m.channels_last, kMayChange, "use the channels_last memory format for convolutions");
 }
 
 template <typename Visitor>
 void visit_training_options(TrainingConfig& t, Visitor&& v) {
   const Section s = Section::Training;
-  v(s, "epochs", t.epochs, kFree, "training epochs");
-  v(s, "max-steps", t.max_steps, kFree, "stop after this many optimiser steps (0: no limit)");
-  v(s, "batch-size", t.batch_size, kRun, "images per rank per micro-batch");
-  v(s, "global-batch-size", t.global_batch_size, kRun,
+  v(s, "epochs", t.epochs, kMayChange, "training epochs");
+  v(s, "max-steps", t.max_steps, kMayChange, "stop after this many optimiser steps (0: no limit)");
+  v(s, "batch-size", t.batch_size, kDefinesRun, "images per rank per micro-batch");
+  v(s, "global-batch-size", t.global_batch_size, kDefinesRun,
     "images per micro-batch over all ranks, divided among them (0: --batch-size per rank instead)");
-  v(s, "accumulate", t.accumulate, kRun, "micro-batches per optimiser step (gradient accumulation)");
-  v(s, "seed", t.seed, kRun, "seed for initialisation and augmentation (the recipe's torch.manual_seed)");
-  v(s, "label-smoothing", t.label_smoothing, kRun, "label smoothing for the cross-entropy loss, in [0, 1)");
-  v(s, "precision", t.precision, kRun,
+  v(s, "accumulate", t.accumulate, kDefinesRun, "micro-batches per optimiser step (gradient accumulation)");
+  v(s, "seed", t.seed, kDefinesRun, "seed for initialisation and augmentation (the recipe's torch.manual_seed)");
+  v(s, "label-smoothing", t.label_smoothing, kDefinesRun, "label smoothing for the cross-entropy loss, in [0, 1)");
+  v(s, "precision", t.precision, kDefinesRun,
     "fp32 | bf16 (autocast; CPUs and GPUs) | fp16 (autocast and loss scaling; GPUs)");
-  v(s, "eval", t.eval, kFree, "evaluate on the test split after every epoch");
-  v(s, "eval-every-epochs", t.eval_every_epochs, kFree, "evaluate only every N epochs, and after the last");
-  v(s, "tta-fraction", t.tta_fraction, kFree,
+  v(s, "eval", t.eval, kMayChange, "evaluate on the test split after every epoch");
+  v(s, "eval-every-epochs", t.eval_every_epochs, kMayChange, "evaluate only every N epochs, and after the last");
+  v(s, "tta-fraction", t.tta_fraction, kMayChange,
     "with --tta: only this fraction of the test split, its least confident images, gets the views "
     "(selective TTA; 1: all)");
-  v(s, "tta", t.tta, kFree,
+  v(s, "tta", t.tta, kMayChange,
     "test-time augmentation: none | mirror (average with the mirrored image) | mirror-translate (also "
     "1-pixel translations; the unshifted pair weighs double) | mirror-translate-equal (the same six views at "
     "equal weights)");
-  v(s, "target-accuracy", t.target_accuracy, kFree,
+  v(s, "target-accuracy", t.target_accuracy, kMayChange,
     "stop once the test accuracy reaches this fraction and print TIME_TO_TARGET; a run that ends below it prints "
     "TARGET_NOT_REACHED (exit code 0) (0: train the full run)");
-  v(s, "on-nonfinite", t.on_nonfinite, kFree,
+  v(s, "on-nonfinite", t.on_nonfinite, kMayChange,
     "a step whose averaged gradient is not finite: stop (exit code 5, nothing written after the last good step) | "
     "skip (no update; counted and reported)");
-  v(s, "max-loss", t.max_loss, kFree,
+  v(s, "max-loss", t.max_loss, kMayChange,
     "the run fails (exit code 5, nothing of the epoch written) when an epoch's mean training or test loss is above "
     "this or not finite: an exploded run (chance level is ln 10 = 2.3)");
-  v(s, "max-skipped-fraction", t.max_skipped_fraction, kFree,
+  v(s, "max-skipped-fraction", t.max_skipped_fraction, kMayChange,
     "the run fails (exit code 5, nothing of the epoch written) when more than this fraction of its optimiser steps "
     "so far was skipped by --on-nonfinite skip, in [0, 1] (1: never)");
 }
@@ -188,26 +188,26 @@ void visit_training_options(TrainingConfig& t, Visitor&& v) {
 template <typename Visitor>
 void visit_optim_options(OptimConfig& o, const RegisteredNames& names, Visitor&& v) {
   const Section s = Section::Optim;
-  v(s, "optimizer", o.optimizer, kRun, "optimiser: " + one_of(names.optimizers));
-  v(s, "lr", o.lr, kRun, "peak learning rate");
-  v(s, "momentum", o.momentum, kRun, "SGD momentum");
-  v(s, "nesterov", o.nesterov, kRun, "SGD with Nesterov momentum");
-  v(s, "weight-decay", o.weight_decay, kRun, "L2 weight decay");
-  v(s, "schedule", o.schedule, kRun, "learning-rate schedule: " + choice_list<ScheduleKind>());
-  v(s, "warmup-epochs", o.warmup_epochs, kRun,
+  v(s, "optimizer", o.optimizer, kDefinesRun, "optimiser: " + one_of(names.optimizers));
+  v(s, "lr", o.lr, kDefinesRun, "peak learning rate");
+  v(s, "momentum", o.momentum, kDefinesRun, "SGD momentum");
+  v(s, "nesterov", o.nesterov, kDefinesRun, "SGD with Nesterov momentum");
+  v(s, "weight-decay", o.weight_decay, kDefinesRun, "L2 weight decay");
+  v(s, "schedule", o.schedule, kDefinesRun, "learning-rate schedule: " + choice_list<ScheduleKind>());
+  v(s, "warmup-epochs", o.warmup_epochs, kDefinesRun,
     "linear warm-up before the schedule (epochs, may be fractional); triangle: where it peaks (0: 23% of the run)");
-  v(s, "lookahead-every", o.lookahead_every, kRun,
+  v(s, "lookahead-every", o.lookahead_every, kDefinesRun,
     "every N optimiser steps, pull the weights towards their running average, more strongly as the run ends, "
     "and end on the average (0: off)");
-  v(s, "fused-optimizer", o.fused, kFree,
+  v(s, "fused-optimizer", o.fused, kMayChange,
     "Adam/SGD with the learning rate and step count in device tensors, stepped by ATen's fused multi-tensor "
     "kernels (LibTorch >= 2.4; plain tensor math before): the optimiser a CUDA graph can capture. Equal to the "
     "default one to rounding, same checkpoints; --cuda-graphs true implies it");
-  v(s, "muon-lr", o.muon_lr, kRun, "--optimizer muon: peak learning rate of the orthogonalised filters (and matrices)");
-  v(s, "muon-momentum", o.muon_momentum, kRun, "--optimizer muon: momentum of the orthogonalised parameters");
-  v(s, "muon-weight-decay", o.muon_weight_decay, kRun,
+  v(s, "muon-lr", o.muon_lr, kDefinesRun, "--optimizer muon: peak learning rate of the orthogonalised filters (and matrices)");
+  v(s, "muon-momentum", o.muon_momentum, kDefinesRun, "--optimizer muon: momentum of the orthogonalised parameters");
+  v(s, "muon-weight-decay", o.muon_weight_decay, kDefinesRun,
     "--optimizer muon: decoupled weight decay of the orthogonalised parameters (p *= 1 - lr x this)");
-  v(s, "muon-matrices", o.muon_matrices, kRun,
+  v(s, "muon-matrices", o.muon_matrices, kDefinesRun,
     "--optimizer muon: orthogonalise the 2-d weight matrices too (default: the 4-d convolution filters only, as "
     "the record recipes)");
 }
@@ -215,32 +215,32 @@ void visit_optim_options(OptimConfig& o, const RegisteredNames& names, Visitor&&
 template <typename Visitor>
 void visit_comm_options(CommConfig& c, const RegisteredNames& names, Visitor&& v) {
   const Section s = Section::Comm;
-  v(s, "backend", c.backend, kFree,
+  v(s, "backend", c.backend, kMayChange,
     "gradient all-reduce: auto (nccl on GPUs, mpi on CPUs) | " + one_of(names.backends));
-  v(s, "bucket-mb", c.bucket_mb, kFree, "gradient bucket size in MiB (all buckets but the first)");
-  v(s, "first-bucket-mb", c.first_bucket_mb, kFree,
+  v(s, "bucket-mb", c.bucket_mb, kMayChange, "gradient bucket size in MiB (all buckets but the first)");
+  v(s, "first-bucket-mb", c.first_bucket_mb, kMayChange,
     "size of the first gradient bucket in MiB (starts communication early)");
-  v(s, "comm-timeout", c.timeout_seconds, kFree, "seconds a collective may take before the job is ended");
+  v(s, "comm-timeout", c.timeout_seconds, kMayChange, "seconds a collective may take before the job is ended");
 }
 
 template <typename Visitor>
 void visit_runtime_options(RuntimeConfig& r, Visitor&& v) {
   const Section s = Section::Runtime;
-  v(s, "device", r.device, kFree, "auto | cpu | cuda (cuda:<local rank>)");
-  v(s, "threads", r.threads, kFree,
+  v(s, "device", r.device, kMayChange, "auto | cpu | cuda (cuda:<local rank>)");
+  v(s, "threads", r.threads, kMayChange,
     "intra-op threads per rank (0: the cores this rank owns / ranks sharing them; at most " +
         std::to_string(kThreadsPerCpu) + " per CPU of the node)");
-  v(s, "blas-threads", r.blas_threads, kFree,
+  v(s, "blas-threads", r.blas_threads, kMayChange,
     "OpenBLAS threads per rank for the linear layers, whose results depend on the count (0: as --threads; "
     "-1: as the Python recipe's processes get them, for its exact numbers: $OPENBLAS_NUM_THREADS, "
     "$GOTO_NUM_THREADS, $OMP_NUM_THREADS, else every CPU of the node, however the rank is bound)");
-  v(s, "retain-memory", r.retain_memory, kFree,
+  v(s, "retain-memory", r.retain_memory, kMayChange,
     "keep freed memory in the process for reuse (no per-step page faults; glibc mallopt)");
-  v(s, "deterministic", r.deterministic, kFree,
+  v(s, "deterministic", r.deterministic, kMayChange,
     "GPUs: deterministic cuDNN algorithms, no autotuning (repeatable runs and exact resumes; slower)");
-  v(s, "profile", r.profile, kFree,
+  v(s, "profile", r.profile, kMayChange,
     "print per-epoch shares of data, forward, backward, communication and optimiser time");
-  v(s, "cuda-graphs", r.cuda_graphs, kFree,
+  v(s, "cuda-graphs", r.cuda_graphs, kMayChange,
     "GPUs, NCCL: after warm-up, capture forward, loss, backward, the gradient all-reduce and the optimiser step as "
     "one CUDA graph and replay it for every full batch (docs/gpu.md). Off by default: compare its images/s "
     "with eager steps' on your GPU first");
@@ -249,15 +249,15 @@ void visit_runtime_options(RuntimeConfig& r, Visitor&& v) {
 template <typename Visitor>
 void visit_checkpoint_options(CheckpointConfig& c, Visitor&& v) {
   const Section s = Section::Checkpoint;
-  v(s, "checkpoint-dir", c.dir, kFree, "folder for checkpoints, one run's only (empty: no checkpoints)");
-  v(s, "checkpoint-every-steps", c.every_steps, kFree, "also checkpoint every N optimiser steps (0: off)");
-  v(s, "checkpoint-every-epochs", c.every_epochs, kFree, "checkpoint every N epochs (0: only at the end)");
-  v(s, "keep-checkpoints", c.keep, kFree,
+  v(s, "checkpoint-dir", c.dir, kMayChange, "folder for checkpoints, one run's only (empty: no checkpoints)");
+  v(s, "checkpoint-every-steps", c.every_steps, kMayChange, "also checkpoint every N optimiser steps (0: off)");
+  v(s, "checkpoint-every-epochs", c.every_epochs, kMayChange, "checkpoint every N epochs (0: only at the end)");
+  v(s, "keep-checkpoints", c.keep, kMayChange,
     "how many recent checkpoints of this run to keep (another run's are never deleted)");
-  v(s, "resume", c.resume, kFree, "none | auto (newest complete checkpoint in --checkpoint-dir) | PATH");
-  // kFree: a choice made when resuming, not part of what the run is; the
+  v(s, "resume", c.resume, kMayChange, "none | auto (newest complete checkpoint in --checkpoint-dir) | PATH");
+  // kMayChange: a choice made when resuming, not part of what the run is; the
   // global batch it leads to is recorded in the checkpoint.
-  v(s, "elastic-batch", c.elastic_batch, kFree,
+  v(s, "elastic-batch", c.elastic_batch, kMayChange,
     "resuming at another world size: global (keep the global batch per optimiser step: the per-rank batch "
     "becomes its share, with gradient accumulation when that does not divide; refused when the world size does "
     "not divide it) | per-rank (keep --batch-size and --accumulate per rank: the global batch becomes batch x "
@@ -267,16 +267,16 @@ void visit_checkpoint_options(CheckpointConfig& c, Visitor&& v) {
 template <typename Visitor>
 void visit_output_options(OutputConfig& o, Visitor&& v) {
   const Section s = Section::Output;
-  v(s, "output", o.model, kFree, "model file written by rank 0 at the end (loads in Python with torch.load)");
-  v(s, "metrics", o.metrics, kFree, "per-epoch metrics file, JSON Lines (empty: none)");
-  v(s, "tensorboard", o.tensorboard, kFree,
+  v(s, "output", o.model, kMayChange, "model file written by rank 0 at the end (loads in Python with torch.load)");
+  v(s, "metrics", o.metrics, kMayChange, "per-epoch metrics file, JSON Lines (empty: none)");
+  v(s, "tensorboard", o.tensorboard, kMayChange,
     "folder for TensorBoard event files: loss, learning rate and images/s every --log-every batches, losses, "
     "accuracy and time every epoch (empty: none)");
-  v(s, "log-every", o.log_every, kFree, "print a progress line every N batches");
+  v(s, "log-every", o.log_every, kMayChange, "print a progress line every N batches");
 }
 
 template <typename Visitor>
-void visit_options(TrainConfig& c, const RegisteredNames& names, Visitor&& v) {
+void visit_options(RunConfig& c, const RegisteredNames& names, Visitor&& v) {
   visit_data_options(c.data, names, v);
   visit_model_options(c.model, names, v);
   visit_training_options(c.training, v);
@@ -327,7 +327,7 @@ struct Options {
 // (`check-env = true` turned a run into a check) or ignored (`config`).
 const std::vector<std::string> kCommandLineOnly = {"help", "config", "check-env", "strict"};
 
-std::unique_ptr<Options> make_options(TrainConfig& c, const RegisteredNames& names) {
+std::unique_ptr<Options> make_options(RunConfig& c, const RegisteredNames& names) {
   auto o = std::make_unique<Options>();
   po::options_description general("General");
   general.add_options()("help,h", po::bool_switch(&c.help), "print this help and exit")(
@@ -502,7 +502,7 @@ std::string flatten_ini(const std::string& path, const std::string& text, const 
   return flat.str();
 }
 
-void apply_legacy_options(const po::variables_map& vm, TrainConfig& c) {
+void apply_legacy_options(const po::variables_map& vm, RunConfig& c) {
   if (!vm.count(kLegacyLoaderThreads)) return;
   const int threads = vm[kLegacyLoaderThreads].as<int>();
   require(threads >= 0, "--loader-threads must not be negative");
@@ -590,7 +590,7 @@ void refuse_unknown_and_stray_arguments(const po::parsed_options& parsed, const 
 }  // namespace
 
 std::string config_help(const RegisteredNames& names) {
-  TrainConfig defaults;
+  RunConfig defaults;
   std::ostringstream os;
   os << "cifar_mpi — data-parallel CIFAR-10 training with MPI, NCCL and LibTorch\n\n"
         "Usage:  mpirun -np N cifar_mpi [--config config/default.ini] [--option value ...]\n"
@@ -608,8 +608,8 @@ namespace {
 
 // Every floating-point option must be finite: inf passes "> 0" and then turns
 // into inf and NaN in the model and the metrics (--lr inf, --weight-decay inf).
-void validate_finite(const TrainConfig& c) {
-  TrainConfig copy = c;
+void validate_finite(const RunConfig& c) {
+  RunConfig copy = c;
   visit_options(copy, kNoNames, [](Section, const char* name, const auto& field, Binding, const std::string&) {
     if constexpr (std::is_floating_point_v<std::decay_t<decltype(field)>>)
       require(std::isfinite(field), std::string("--") + name + " must be a finite number (got " + text(field) + ")");
@@ -645,7 +645,7 @@ void validate_training(const TrainingConfig& t, const OptimConfig& o, const Regi
 
 // Upper limits of counts and sizes: a value past them is a typo or an attack,
 // and would exhaust threads or memory before failing anywhere useful.
-void validate_limits(const TrainConfig& c) {
+void validate_limits(const RunConfig& c) {
   const long cpus = std::max(1L, sysconf(_SC_NPROCESSORS_ONLN));
   const long max_threads = kThreadsPerCpu * cpus;
   require(c.runtime.threads >= 0 && c.runtime.threads <= max_threads,
@@ -667,7 +667,7 @@ void validate_limits(const TrainConfig& c) {
                     kMaxCommTimeoutSeconds, text(c.comm.timeout_seconds).c_str()));
 }
 
-void validate_names_and_paths(const TrainConfig& c, const RegisteredNames& names) {
+void validate_names_and_paths(const RunConfig& c, const RegisteredNames& names) {
   require(!c.data.path.empty(), "--data is required: the HDF5 file made by cifar_pack");
   require(!c.output.model.empty(), "--output must name a file");
   require_one_of("dataset", c.data.dataset, names.datasets);
@@ -684,7 +684,7 @@ void validate_names_and_paths(const TrainConfig& c, const RegisteredNames& names
 
 }  // namespace
 
-void validate(const TrainConfig& c, const RegisteredNames& names) {
+void validate(const RunConfig& c, const RegisteredNames& names) {
   validate_finite(c);
   validate_training(c.training, c.optim, names);
   validate_limits(c);
@@ -727,8 +727,8 @@ std::string resolve_config_file(const std::string& name, const std::vector<std::
                     "). Give a path, or set CIFAR_MPI_HOME to the install prefix (module load cifar_mpi does)");
 }
 
-TrainConfig parse_config(int argc, const char* const argv[], const RegisteredNames& names) {
-  TrainConfig c;
+RunConfig parse_config(int argc, const char* const argv[], const RegisteredNames& names) {
+  RunConfig c;
   const auto options = make_options(c, names);
   po::variables_map vm;
   std::string config_path;  // the file --config named
@@ -774,26 +774,26 @@ TrainConfig parse_config(int argc, const char* const argv[], const RegisteredNam
   return c;
 }
 
-OptimConfig built_optimizer_config(const TrainConfig& config) {
+OptimConfig built_optimizer_config(const RunConfig& config) {
   OptimConfig optim = config.optim;
   optim.fused = optim.fused || config.runtime.cuda_graphs;
   return optim;
 }
 
-std::vector<std::string> TrainConfig::describe() const {
+std::vector<std::string> RunConfig::describe() const {
   std::vector<std::string> lines;
-  TrainConfig copy = *this;
+  RunConfig copy = *this;
   visit_options(copy, kNoNames, [&](Section, const char* name, const auto& field, Binding, const std::string&) {
     lines.push_back(strprintf("  %-24s = %s", name, text(field).c_str()));
   });
   return lines;
 }
 
-std::vector<std::pair<std::string, std::string>> TrainConfig::run_definition() const {
+std::vector<std::pair<std::string, std::string>> RunConfig::run_definition() const {
   std::vector<std::pair<std::string, std::string>> keys;
-  TrainConfig copy = *this;
+  RunConfig copy = *this;
   visit_options(copy, kNoNames, [&](Section, const char* name, const auto& field, Binding binding, const std::string&) {
-    if (binding == kRun) keys.emplace_back(name, text(field));
+    if (binding == kDefinesRun) keys.emplace_back(name, text(field));
   });
   return keys;
 }
