@@ -1,5 +1,6 @@
 # `cmake --install build/cpu --prefix P` and the packages CPack makes from it
-# (docs/install.md): the programs, configs, job scripts, docs and module files.
+# (docs/install.md): the programs, configs, job scripts, docs, licence and
+# module files.
 #
 # The layout is fixed rather than GNUInstallDirs': an installed cifar_mpi finds
 # its configs at <its folder>/../share/cifar_mpi/config (kInstalledConfigDir,
@@ -10,7 +11,7 @@ install(PROGRAMS tools/plot_metrics DESTINATION bin)
 install(DIRECTORY config/ DESTINATION share/cifar_mpi/config FILES_MATCHING PATTERN "*.ini")
 install(DIRECTORY jobs/ DESTINATION share/cifar_mpi/jobs USE_SOURCE_PERMISSIONS)
 install(DIRECTORY docs/ DESTINATION share/doc/cifar_mpi)
-install(FILES README.md DESTINATION share/doc/cifar_mpi)
+install(FILES README.md LICENSE DESTINATION share/doc/cifar_mpi)
 
 # Module files: Lua for Lmod in share/modulefiles, Tcl for Environment Modules
 # (which Lmod reads too) in share/modules/modulefiles, Debian's default
@@ -31,6 +32,8 @@ set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "Data-parallel CIFAR-10 training in C++17 
 set(CPACK_GENERATOR TGZ DEB)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SECTION science)
+# The licence: BSD-3-Clause, LibTorch's; installed as share/doc/cifar_mpi/LICENSE.
+set(CPACK_RESOURCE_FILE_LICENSE ${PROJECT_SOURCE_DIR}/LICENSE)
 # The shared libraries' packages (libtorch, Open MPI, HDF5, Boost, ...) come
 # from dpkg-shlibdeps (dpkg-dev); libraries no package owns (a CUDA toolkit's
 # NCCL in /usr/local/cuda) have no entry and stay found through the RUNPATH.

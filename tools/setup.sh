@@ -47,16 +47,18 @@ if ((!main_job_only)); then
     # the project-local venvs: PyPI-only test tools (dev/setup_python_tools.sh)
     # and PyPI's CUDA torch (tools/setup_torch.sh)
     python3-venv
-    # script linting
-    shellcheck
+    # linting (tools/lint.sh): shell scripts, and C++ formatting in the
+    # version .clang-format was written for
+    shellcheck clang-format-14
     # container images and their tests (tools/build_image.sh, tests/containers)
     podman runc mmdebstrap charliecloud-runtime
   )
 fi
 
 # The cpu-debug preset (CIFAR_SETUP_SANITIZERS=1, which tools/test.sh sets when
-# it runs that preset): clang with ASan, UBSan and libFuzzer (runtimes in libclang-rt).
-if [[ ${CIFAR_SETUP_SANITIZERS:-0} == 1 ]]; then packages+=(clang-14 libclang-rt-14-dev); fi
+# it runs that preset): clang with ASan, UBSan and libFuzzer (runtimes in libclang-rt),
+# and clang-tidy 14, which tools/lint.sh tidy runs with that preset's compile database.
+if [[ ${CIFAR_SETUP_SANITIZERS:-0} == 1 ]]; then packages+=(clang-14 libclang-rt-14-dev clang-tidy-14); fi
 
 # have_lib NAME: a shared library NAME* in the loader's cache or on
 # LD_LIBRARY_PATH/LIBRARY_PATH (where modules put theirs).

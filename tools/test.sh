@@ -1,27 +1,50 @@
 #!/usr/bin/env bash
-# tools/test.sh — everything a newcomer or CI needs to run all tests: install
-# the system packages and the pinned PyPI torch (tools/setup.sh), then, for
-# each preset in CIFAR_PRESETS (default "cpu cpu-debug cuda"), configure, build
-# and run ctest:
+# tools/test.sh — everything a newcomer or CI needs to run the tests:
+#   tools/test.sh          the default `cpu` preset, every label (no torch
+#                          download): what to run before every commit
+#   tools/test.sh --all    the three presets below, warnings as errors
+#                          (-DCIFAR_WERROR=ON) and clang-tidy: what CI runs
+#                          (.ci/run)
+# It installs the system packages (tools/setup.sh) and, for the cuda preset,
+# the pinned PyPI torch; then a gate of seconds, before anything builds:
+# `tools/lint.sh format floors shell` (formatting, include floors, the
+# shell scripts' lint). Then, for each preset, it configures, builds and
+# runs ctest, the `unit` label first, so that a broken change fails in
+# minutes:
 #   cpu        Debian's LibTorch 1.13 (CPU), gcc: every target, every label.
 #   cpu-debug  Debian's LibTorch 1.13, clang 14 with ASan + UBSan (every
 #              finding fatal) and libFuzzer: the unit and MPI test programs,
 #              cifar_mpi and the fuzz harnesses (build target test_programs);
-#              the unit, mpi and fuzz labels (each harness replays its
-#              committed inputs, then fuzzes for CIFAR_FUZZ_SECONDS).
+#              the unit, fuzz and mpi labels (each harness replays its
+#              committed inputs, then fuzzes for CIFAR_FUZZ_SECONDS). Then
+#              `tools/lint.sh tidy`: clang-tidy over src/ with this preset's
+#              compile database (estimated at ~6 minutes on 2 cores).
 #   cuda       PyPI's LibTorch 2.11 cu130 from .venv-torch: every target, so
 #              each GPU source compiles and links; the CPU labels (unit, mpi,
 #              e2e, checkpoint, robustness) run against it, the Python tests
 #              with that venv's torch; tests that need a GPU report "Skipped".
 # With cpu and cuda, the cpu build's `python` tests run a second time with the
 # venv's python: model files from Debian's LibTorch against a current
-# torch.load. CIFAR_PRESETS=cpu runs the first alone and downloads no torch.
-# Extra arguments go to ctest and replace each preset's label selection
-# (e.g. tools/test.sh -L unit, or -R sampler). docs/dev/ci.md has the times.
+# torch.load. CIFAR_PRESETS (e.g. "cpu cuda") overrides the presets; with
+# --all, or where CI is set (CI=true), the configure gets -DCIFAR_WERROR=ON.
+# Other arguments go to ctest and replace each preset's label selection
+# (tools/test.sh -L unit, tools/test.sh --all -R sampler); clang-tidy is
+# then left out. A failing step does not stop the next preset; the script
+# fails at the end, naming what failed. docs/dev/ci.md has the times.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-read -r -a presets <<<"${CIFAR_PRESETS:-${CIFAR_PRESET:-cpu cpu-debug cuda}}"
+all=0
+ctest_args=()
+for arg in "$@"; do
+  if [[ $arg == --all ]]; then all=1; else ctest_args+=("$arg"); fi
+done
+set -- "${ctest_args[@]}"
+default_presets=cpu
+((all)) && default_presets="cpu cpu-debug cuda"
+read -r -a presets <<<"${CIFAR_PRESETS:-${CIFAR_PRESET:-$default_presets}}"
+werror=OFF
+[[ $all == 1 || -n ${CI:-} ]] && werror=ON
 setup_torch=0
 setup_sanitizers=0
 for p in "${presets[@]}"; do
@@ -29,6 +52,10 @@ for p in "${presets[@]}"; do
   [[ $p == cpu-debug ]] && setup_sanitizers=1
 done
 CIFAR_SETUP_TORCH=0 CIFAR_SETUP_SANITIZERS=$setup_sanitizers bash tools/setup.sh
+# The gate: seconds, before anything builds or downloads.
+echo "== test.sh: gate: tools/lint.sh format floors shell"
+bash tools/lint.sh format floors shell ||
+  { echo "== test.sh: the gate failed (above: each failure names its file and the fix); nothing was built" >&2; exit 1; }
 # PyPI's torch (2.6 GB of wheels to download and 4.6 GB to unpack on a new
 # machine, 80-190 s) installs in the background while the cpu preset builds
 # and tests, which do not use it; everything that does waits for it first.
@@ -55,7 +82,7 @@ for preset in "${presets[@]}"; do
   echo "== test.sh: preset $preset"
   [[ $preset == cuda ]] && wait_for_torch
   t0=$SECONDS
-  cmake --preset "$preset"
+  cmake --preset "$preset" "-DCIFAR_WERROR=$werror"
   cmake --build --preset "$preset" -j "$jobs"
   echo "== test.sh: preset $preset configured and built in $((SECONDS - t0)) s"
   t0=$SECONDS
@@ -65,8 +92,9 @@ for preset in "${presets[@]}"; do
   elif [[ $preset == cpu-debug ]]; then
     # Its test preset selects unit|mpi|fuzz. The GoogleTest programs (one test
     # each) and the harnesses (one process, one core each) run two at a time,
-    # the MPI launches one at a time.
-    ctest --preset "$preset" -j 2 --timeout 900 -L 'unit|fuzz' || failed+=("$preset (unit, fuzz)")
+    # the unit label first; the MPI launches one at a time.
+    ctest --preset "$preset" -j 2 --timeout 900 -L unit || failed+=("$preset (unit)")
+    ctest --preset "$preset" -j 2 --timeout 900 -L fuzz -LE unit || failed+=("$preset (fuzz)")
     ctest --preset "$preset" -j 1 --timeout 600 -L mpi -LE 'unit|fuzz|e2e|robustness|multinode|slurm' \
       || failed+=("$preset (mpi)")
   else
@@ -101,8 +129,12 @@ for preset in "${presets[@]}"; do
     cmake --preset cpu -UCIFAR_TEST_PYTHON >/dev/null
   fi
   echo "== test.sh: preset $preset tested in $((SECONDS - t0)) s"
+  # clang-tidy needs this preset's compile database (clang 14), not its build.
+  if [[ $preset == cpu-debug && $# -eq 0 ]]; then
+    bash tools/lint.sh tidy build/cpu-debug || failed+=("cpu-debug (clang-tidy: tools/lint.sh tidy)")
+  fi
 done
 if ((${#failed[@]})); then
-  echo "== test.sh: tests failed in preset(s): ${failed[*]}" >&2
+  echo "== test.sh: failed: ${failed[*]}" >&2
   exit 1
 fi

@@ -15,7 +15,8 @@ kInstalledFiles=(bin/cifar_mpi bin/cifar_pack bin/cifar_eval bin/allreduce_bench
   share/cifar_mpi/jobs/train.slurm share/cifar_mpi/jobs/train_multinode.slurm share/cifar_mpi/jobs/run_cifar.sh
   share/cifar_mpi/jobs/cifar_common.sh share/cifar_mpi/jobs/cifar_restart.sh
   share/cifar_mpi/jobs/local_mpirun.sh
-  share/doc/cifar_mpi/README.md share/doc/cifar_mpi/install.md share/doc/cifar_mpi/slurm.md
+  share/doc/cifar_mpi/README.md share/doc/cifar_mpi/LICENSE share/doc/cifar_mpi/install.md
+  share/doc/cifar_mpi/slurm.md
   "share/modulefiles/cifar_mpi/$VERSION.lua" "share/modules/modulefiles/cifar_mpi/$VERSION")
 kPrograms=(cifar_mpi cifar_pack cifar_eval allreduce_bench compare_models)
 
