@@ -61,8 +61,7 @@ int main(int argc, char** argv) {
     at::set_num_threads(1);
     const Split split = data.empty() ? synthetic_split(50000) : read_split(data, "train");
     std::printf("loader_bench: %lld images (%s), batch 256, intra-op threads %d\n",
-                static_cast<long long>(split.size()), data.empty() ? "synthetic" : data.c_str(),
-                at::get_num_threads());
+                static_cast<long long>(split.size()), data.empty() ? "synthetic" : data.c_str(), at::get_num_threads());
     LoaderOptions plain;
     LoaderOptions augmented;
     augmented.augment = true;

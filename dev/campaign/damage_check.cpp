@@ -25,20 +25,20 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
-#include <iterator>
 #include <functional>
+#include <iterator>
 #include <map>
-#include <sstream>
 #include <random>
 #include <regex>
+#include <sstream>
 #include <string>
 #include <vector>
 
-#include "integrity/torch_archive.hpp"
 #include "checkpoint/format.hpp"
-#include "outputs/model_file.hpp"
 #include "data/dataset.hpp"
+#include "integrity/torch_archive.hpp"
 #include "model/model.hpp"
+#include "outputs/model_file.hpp"
 #include "util/crc32.hpp"
 #include "util/error.hpp"
 #include "util/paths.hpp"
@@ -92,7 +92,8 @@ Loader loader_for(const std::string& kind, const std::string& model_name) {
       config.path = path;
       const Dataset d = load_dataset(config, SplitRequest{true, true});
       std::string s = d.identity + "|";
-      for (int c = 0; c < 3; ++c) s += std::to_string(d.normalization.mean[c]) + "/" + std::to_string(d.normalization.std[c]) + ",";
+      for (int c = 0; c < 3; ++c)
+        s += std::to_string(d.normalization.mean[c]) + "/" + std::to_string(d.normalization.std[c]) + ",";
       for (const Split* split : {&d.train, &d.test}) {
         s += split->name + bits(split->images) + bits(split->labels);
         for (const auto& c : split->class_names) s += c + ",";
@@ -130,9 +131,10 @@ int cost(const std::string& path) {
   const double crc = median_ms([&] { sink = sink + crc32(b.data(), b.size()); });
   const double check = median_ms([&] { check_torch_archive(b.data(), b.size()); });
   const double read = median_ms([&] { read_checkpoint(path); });
-  std::printf("%s: %zu bytes; CRC-32 of all bytes %.2f ms (%.2f GB/s); check_torch_archive %.2f ms; "
-              "read_checkpoint (with its checks) %.2f ms: the check is %.0f%% of the read\n",
-              path.c_str(), b.size(), crc, b.size() / crc / 1e6, check, read, 100 * check / read);
+  std::printf(
+      "%s: %zu bytes; CRC-32 of all bytes %.2f ms (%.2f GB/s); check_torch_archive %.2f ms; "
+      "read_checkpoint (with its checks) %.2f ms: the check is %.0f%% of the read\n",
+      path.c_str(), b.size(), crc, b.size() / crc / 1e6, check, read, 100 * check / read);
   return 0;
 }
 
@@ -166,9 +168,11 @@ int main(int argc, char** argv) {
     for (long i = 0; i < count; ++i) {
       std::vector<char> b = clean;
       const int changes = 1 + static_cast<int>(rng() % 4);
-      for (int k = 0; k < changes; ++k)
-        b[rng() % b.size()] ^= static_cast<char>(1 + rng() % 255);  // a different byte
-      if (b == clean) { --i; continue; }  // two changes cancelled out: not a damaged file
+      for (int k = 0; k < changes; ++k) b[rng() % b.size()] ^= static_cast<char>(1 + rng() % 255);  // a different byte
+      if (b == clean) {
+        --i;
+        continue;
+      }  // two changes cancelled out: not a damaged file
       write_all(path, b);
       const auto start = std::chrono::steady_clock::now();
       try {
@@ -189,9 +193,10 @@ int main(int argc, char** argv) {
       seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     }
     paths::remove_all(scratch);
-    std::printf("%s\t%zu bytes\t%ld files\trefused %ld\taccepted-harmless %ld\tACCEPTED-HARMFUL %ld\tother-exception %ld"
-                "\tread %.1f ms/file\n",
-                kind.c_str(), clean.size(), count, refused, harmless, harmful, other, 1000 * seconds / count);
+    std::printf(
+        "%s\t%zu bytes\t%ld files\trefused %ld\taccepted-harmless %ld\tACCEPTED-HARMFUL %ld\tother-exception %ld"
+        "\tread %.1f ms/file\n",
+        kind.c_str(), clean.size(), count, refused, harmless, harmful, other, 1000 * seconds / count);
     for (const auto& [shape, n] : refused_by) std::printf("  %-6ld %s\n", n, shape.c_str());
     return harmful + other == 0 ? 0 : 1;
   } catch (const std::exception& e) {

@@ -10,18 +10,18 @@
 #include <fstream>
 #include <sstream>
 
-#include "train/preflight.hpp"
 #include "checkpoint/checkpointer.hpp"
-#include "outputs/run_outputs.hpp"
 #include "comm/agreement.hpp"
 #include "comm/backends.hpp"
-#include "placement/placement_rules.hpp"
-#include "placement/topology_probe.hpp"
 #include "comm/text_collectives.hpp"
 #include "data/dataset.hpp"
 #include "gpu/cuda_runtime.hpp"
 #include "gpu/torch_stream.hpp"
+#include "outputs/run_outputs.hpp"
+#include "placement/placement_rules.hpp"
+#include "placement/topology_probe.hpp"
 #include "process/threads.hpp"
+#include "train/preflight.hpp"
 #include "util/error.hpp"
 #include "util/log.hpp"
 #include "util/paths.hpp"
@@ -84,8 +84,8 @@ void print_versions(const World& w) {
   log::info(strprintf("  HDF5:        %u.%u.%u", h5_major, h5_minor, h5_release));
   log::info("  BLAS:        " + loaded_blas());
   log::info(strprintf("  threads:     intra-op %d, inter-op %d per rank; OMP_NUM_THREADS=%s OPENBLAS_NUM_THREADS=%s",
-                      at::get_num_threads(), static_cast<int>(at::get_num_interop_threads()), env_or("OMP_NUM_THREADS", "unset").c_str(),
-                      env_or("OPENBLAS_NUM_THREADS", "unset").c_str()));
+                      at::get_num_threads(), static_cast<int>(at::get_num_interop_threads()),
+                      env_or("OMP_NUM_THREADS", "unset").c_str(), env_or("OPENBLAS_NUM_THREADS", "unset").c_str()));
 }
 
 // Rank 0: judges every rank's topology, prints each warning with its fix, and
@@ -138,11 +138,11 @@ int run_check_env(const MpiEnvironment& env, const RunConfig& config) {
   }
   const int threads = intra_op_thread_count(config.runtime.threads, w);
   const RankTopology topology = probe_rank_topology(w, config.runtime.device, gpu, threads);
-  const std::string line = strprintf(
-      "host=%s rank=%d/%d node=%d/%d local_rank=%d/%d device=%s cores=%s threads=%d gpus=%d/%d%s", w.host.c_str(),
-      w.rank, w.size, w.node_index, w.num_nodes, w.local_rank, w.local_size, device_text.c_str(),
-      format_cpu_list(topology.bound_cpus).c_str(), threads, topology.visible_gpus, topology.node_gpus,
-      gpu >= 0 ? strprintf(" gpu_numa=%d", topology.gpu_numa).c_str() : "");
+  const std::string line =
+      strprintf("host=%s rank=%d/%d node=%d/%d local_rank=%d/%d device=%s cores=%s threads=%d gpus=%d/%d%s",
+                w.host.c_str(), w.rank, w.size, w.node_index, w.num_nodes, w.local_rank, w.local_size,
+                device_text.c_str(), format_cpu_list(topology.bound_cpus).c_str(), threads, topology.visible_gpus,
+                topology.node_gpus, gpu >= 0 ? strprintf(" gpu_numa=%d", topology.gpu_numa).c_str() : "");
   const auto lines = gather_strings(env.comm(), line);
   const auto problems = gather_strings(env.comm(), problem);
   const auto topologies = gather_topologies(env.comm(), topology);

@@ -3,11 +3,11 @@
 // run_mpi_main (mpi/mpi_main.hpp).
 #include "app/check_env.hpp"
 #include "app/registered_names.hpp"
-#include "train/trainer.hpp"
 #include "comm/agreement.hpp"
 #include "config/run_config.hpp"
 #include "mpi/mpi_main.hpp"
 #include "process/preemption.hpp"
+#include "train/trainer.hpp"
 #include "util/error.hpp"
 
 int main(int argc, char** argv) {

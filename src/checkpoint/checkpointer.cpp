@@ -22,10 +22,8 @@ size_t prune_checkpoints(const std::string& folder, int keep, const std::string&
   std::vector<std::string> ours;
   size_t others = 0;
   for (const auto& path : list_checkpoints(folder)) {
-    if (checkpoint_record_of(path, run_id))
-      ours.push_back(path);
-    else
-      ++others;
+    if (checkpoint_record_of(path, run_id)) ours.push_back(path);
+    else ++others;
   }
   for (size_t i = static_cast<size_t>(std::max(keep, 0)); i < ours.size(); ++i) {
     if (std::remove(ours[i].c_str()) != 0) {
@@ -92,10 +90,11 @@ void Checkpointer::check_folder_belongs_to_this_run(const std::string& resume_pa
   const auto existing = list_checkpoints(config_.dir);
   if (existing.empty()) return;
   if (resume_path.empty())
-    throw ConfigError(strprintf("--checkpoint-dir %s already holds %zu checkpoint(s) of an earlier run (newest %s); "
-                                "continue that run with --resume auto, or start this one in another (empty) "
-                                "--checkpoint-dir: a run never writes or prunes beside another run's checkpoints",
-                                config_.dir.c_str(), existing.size(), paths::file_name(existing.front()).c_str()));
+    throw ConfigError(
+        strprintf("--checkpoint-dir %s already holds %zu checkpoint(s) of an earlier run (newest %s); "
+                  "continue that run with --resume auto, or start this one in another (empty) "
+                  "--checkpoint-dir: a run never writes or prunes beside another run's checkpoints",
+                  config_.dir.c_str(), existing.size(), paths::file_name(existing.front()).c_str()));
   std::string reasons;
   const std::string newest = newest_readable(existing, &reasons);
   if (!newest.empty()) check_resumable(read_checkpoint(newest), newest, run_);
@@ -161,7 +160,8 @@ void Checkpointer::continue_from(const Checkpoint& checkpoint, Resumption& r) co
 // shape, so that it still ends with its last epoch and the schedule with it.
 void Checkpointer::count_steps(Resumption& r) const {
   const long steps_before = r.plan.total_steps;
-  r.plan.total_steps = steps_of_reshaped_run(r.plan, r.position, run_config_, train_size_, control_.size(), control_.rank());
+  r.plan.total_steps =
+      steps_of_reshaped_run(r.plan, r.position, run_config_, train_size_, control_.size(), control_.rank());
   if (control_.rank() == 0 && r.plan.total_steps != steps_before)
     log::info(strprintf("the run now has %ld optimiser steps (%ld per epoch on %d ranks from the next epoch on)",
                         r.plan.total_steps, r.plan.steps_per_epoch, control_.size()));
@@ -171,8 +171,8 @@ void Checkpointer::count_steps(Resumption& r) const {
 std::string new_run_id(const RunIdentity& run, const std::string& checkpoint_dir) {
   // What defines the run, without how the global batch is split (an elastic
   // resume may change that; the global batch --lr is for stays).
-  std::string text = paths::resolved(checkpoint_dir) + "\n" + run.data_identity + "\n" +
-                     std::to_string(run.lr_global_batch) + "\n";
+  std::string text =
+      paths::resolved(checkpoint_dir) + "\n" + run.data_identity + "\n" + std::to_string(run.lr_global_batch) + "\n";
   for (const auto& [key, value] : run.defining)
     if (key != "batch-size" && key != "global-batch-size" && key != "accumulate") text += key + "=" + value + "\n";
   Md5 md5;
@@ -210,9 +210,7 @@ void Checkpointer::adopt_run_id(const std::string& path, Resumption& resumption)
 
 // Every rank alike, before any checkpoint: a diverged run (or one whose
 // parameters overflowed) writes nothing.
-void Checkpointer::check_state_before_write(long step) {
-  guard_.require_finite_state(state_.model, step);
-}
+void Checkpointer::check_state_before_write(long step) { guard_.require_finite_state(state_.model, step); }
 
 void Checkpointer::save(const TrainingPosition& position, double loss_sum, double loss_count, RunTotals totals) {
   const std::string path = paths::join(config_.dir, checkpoint_file_name(position));
@@ -242,9 +240,10 @@ void Checkpointer::save(const TrainingPosition& position, double loss_sum, doubl
     write_file_atomically(path, bytes);
     const size_t others = prune_checkpoints(config_.dir, config_.keep, run_id_);
     if (others > 0 && !told_about_others_) {
-      log::warn(strprintf("%s holds %zu checkpoint(s) not proven this run's (run %s; another run's, or without an "
-                          "owner record): they are never pruned; move them to their own folder, or delete them",
-                          config_.dir.c_str(), others, run_id_.c_str()));
+      log::warn(
+          strprintf("%s holds %zu checkpoint(s) not proven this run's (run %s; another run's, or without an "
+                    "owner record): they are never pruned; move them to their own folder, or delete them",
+                    config_.dir.c_str(), others, run_id_.c_str()));
       told_about_others_ = true;
     }
     log::info(strprintf("checkpoint %s (epoch %d, batch %ld, step %ld)", path.c_str(), position.epoch,
@@ -254,7 +253,7 @@ void Checkpointer::save(const TrainingPosition& position, double loss_sum, doubl
 }
 
 std::optional<int> Checkpointer::at_step_boundary(const TrainingPosition& position, const torch::Tensor& epoch_loss,
-                                                   const RunTotals& totals) {
+                                                  const RunTotals& totals) {
   if (!config_.enabled()) return std::nullopt;
   const int signal = preemption_agreed(control_);
   const bool due = config_.every_steps > 0 && position.step % config_.every_steps == 0;
@@ -266,17 +265,18 @@ std::optional<int> Checkpointer::at_step_boundary(const TrainingPosition& positi
   save(position, loss[0].item<double>(), loss[1].item<double>(), recorded);
   if (signal == 0) return std::nullopt;
   if (control_.rank() == 0)
-    log::info(strprintf("preempted by %s: stopping at step %ld with checkpoint %s; exit code %d (resume with "
-                        "--resume auto)",
-                        signal_name(signal), position.step, last_written_.c_str(), kExitPreempted));
+    log::info(
+        strprintf("preempted by %s: stopping at step %ld with checkpoint %s; exit code %d (resume with "
+                  "--resume auto)",
+                  signal_name(signal), position.step, last_written_.c_str(), kExitPreempted));
   return signal;
 }
 
 void Checkpointer::at_epoch_end(const TrainingPosition& position, const torch::Tensor& epoch_loss,
                                 const RunTotals& totals, bool last) {
   if (!config_.enabled()) return;
-  const bool due = config_.every_epochs > 0 && position.epoch % config_.every_epochs == 0 &&
-                   position.batch_in_epoch == 0;
+  const bool due =
+      config_.every_epochs > 0 && position.epoch % config_.every_epochs == 0 && position.batch_in_epoch == 0;
   if (!due && !last) return;
   // At an epoch boundary the next epoch's loss sums start from zero.
   const auto loss = position.batch_in_epoch == 0 ? torch::zeros({2}, torch::kFloat64) : epoch_loss.cpu();

@@ -13,14 +13,14 @@
 #include <vector>
 
 #include "checkpoint/format.hpp"
-#include "outputs/checkpoint_files.hpp"
 #include "checkpoint/resume.hpp"
-#include "outputs/owner_records.hpp"
 #include "checkpoint/train_state.hpp"
 #include "comm/communicator.hpp"
+#include "config/run_config.hpp"
+#include "outputs/checkpoint_files.hpp"
+#include "outputs/owner_records.hpp"
 #include "step/divergence.hpp"
 #include "step/run_plan.hpp"
-#include "config/run_config.hpp"
 
 namespace cifar {
 
@@ -38,8 +38,7 @@ std::string choose_resume_path(const CheckpointConfig& config);
 // The run id a start-up adopts: the owner record's of the checkpoint it
 // resumes (`record`), else a new run's in --checkpoint-dir, else "" (no
 // --checkpoint-dir: the run owns nothing).
-std::string run_id_of(const std::optional<OwnerRecord>& record, const CheckpointConfig& config,
-                      const RunIdentity& run);
+std::string run_id_of(const std::optional<OwnerRecord>& record, const CheckpointConfig& config, const RunIdentity& run);
 // Both together, without restoring anything: what --check-env checks the
 // outputs' owners against.
 std::string startup_run_id(const CheckpointConfig& config, const RunIdentity& run);
@@ -48,17 +47,17 @@ std::string startup_run_id(const CheckpointConfig& config, const RunIdentity& ru
 // and the Trainer applies once. A fresh start has no `path`; everything else
 // then holds the configured run.
 struct Resumption {
-  std::string path;            // the checkpoint resumed, "" for a fresh start
-  RunIdentity run;             // as it continues: its step shape, the global batch --lr is for
-  RunPlan plan;                // at that step shape, its length in optimiser steps counted
-  TrainingPosition position;   // where training continues: the epoch's shard starts here
-  double lr_scale = 1;         // the factor on --lr: the run's global batch over --lr's (elastic per-rank)
-  std::string run_id;          // the owner records' run id ("" without --checkpoint-dir)
-  std::string run_folder;      // where the run's checkpoints are, as its records name it
-  RunTotals totals;            // what the run had done, as the checkpoint's owner record says
-  double epoch_loss_sum = 0;   // the resumed epoch's loss sum and count, over all ranks
+  std::string path;           // the checkpoint resumed, "" for a fresh start
+  RunIdentity run;            // as it continues: its step shape, the global batch --lr is for
+  RunPlan plan;               // at that step shape, its length in optimiser steps counted
+  TrainingPosition position;  // where training continues: the epoch's shard starts here
+  double lr_scale = 1;        // the factor on --lr: the run's global batch over --lr's (elastic per-rank)
+  std::string run_id;         // the owner records' run id ("" without --checkpoint-dir)
+  std::string run_folder;     // where the run's checkpoints are, as its records name it
+  RunTotals totals;           // what the run had done, as the checkpoint's owner record says
+  double epoch_loss_sum = 0;  // the resumed epoch's loss sum and count, over all ranks
   double epoch_loss_count = 0;
-  long skipped_steps = 0;      // --on-nonfinite skip
+  long skipped_steps = 0;  // --on-nonfinite skip
   bool resumed() const { return !path.empty(); }
 };
 

@@ -13,8 +13,8 @@
 #include <type_traits>
 #include <utility>
 
-#include "integrity/torch_archive.hpp"
 #include "checkpoint/messages.hpp"
+#include "integrity/torch_archive.hpp"
 #include "optim/lookahead.hpp"
 #include "optim/optimizer_state.hpp"
 #include "process/rng_state.hpp"
@@ -101,7 +101,7 @@ struct Key {
   int64_t since;  // the format version that added it; older files lack it
   bool required;  // false: may be absent (added within a version, or written only when there is one)
   Holder holder;
-  c10::IValue (*get)(const Checkpoint&) = nullptr;  // Record: the value to write
+  c10::IValue (*get)(const Checkpoint&) = nullptr;         // Record: the value to write
   void (*set)(Checkpoint&, const c10::IValue&) = nullptr;  // Record: the value read
 };
 
@@ -110,10 +110,14 @@ constexpr bool kRequired = true, kOptional = false;
 // The Checkpoint member reached by the member pointers `Path` (c.*P1.*P2).
 template <auto... Path>
 Key record(const char* name, int64_t since = 1, bool required = kRequired) {
-  using T = std::decay_t<decltype((std::declval<Checkpoint&>() .* ... .* Path))>;
-  return {name, kind_of<T>(), since, required, Holder::Record,
-          [](const Checkpoint& c) { return to_value((c .* ... .* Path)); },
-          [](Checkpoint& c, const c10::IValue& v) { from_value(v, (c .* ... .* Path)); }};
+  using T = std::decay_t<decltype((std::declval<Checkpoint&>().*....*Path))>;
+  return {name,
+          kind_of<T>(),
+          since,
+          required,
+          Holder::Record,
+          [](const Checkpoint& c) { return to_value((c.*....*Path)); },
+          [](Checkpoint& c, const c10::IValue& v) { from_value(v, (c.*....*Path)); }};
 }
 Key part(const char* name, Kind kind, int64_t since = 1, bool required = kRequired) {
   return {name, kind, since, required, Holder::Part};
@@ -154,7 +158,7 @@ const std::vector<Key>& key_table() {
       part(LossScaler::kScaleKey, Kind::Real),
       part(LossScaler::kCleanStepsKey, Kind::Integer),
       part(Lookahead::kAverageKey, Kind::TensorList, 1, kOptional),  // --lookahead-every only
-      record<&C::skipped_steps>("skipped_steps", 1, kOptional),     // added within version 1
+      record<&C::skipped_steps>("skipped_steps", 1, kOptional),      // added within version 1
   };
   return keys;
 }
@@ -173,8 +177,9 @@ std::vector<char> read_bytes(const std::string& path) {
     throw CheckpointError(checkpoint_message(path, " " + check.reason) +
                           " (--resume takes a checkpoint file, or auto for the newest in --checkpoint-dir)");
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw CheckpointError("cannot open checkpoint '" + path + "': " + std::strerror(errno) +
-                                 " (check the path given to --resume)");
+  if (!in)
+    throw CheckpointError("cannot open checkpoint '" + path + "': " + std::strerror(errno) +
+                          " (check the path given to --resume)");
   std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   if (in.bad()) throw CheckpointError("cannot read checkpoint '" + path + "': " + std::strerror(errno));
   return bytes;
@@ -226,7 +231,8 @@ void check_tensor_bounds(const c10::IValue& v, const std::string& path, const st
       throw unusable_checkpoint(path, ": tensor '" + where + "' reaches past its storage (truncated or corrupt?)");
   } else if (v.isGenericDict()) {
     for (const auto& e : v.toGenericDict())
-      check_tensor_bounds(e.value(), path, where + (where.empty() ? "" : "/") + (e.key().isString() ? e.key().toStringRef() : "?"));
+      check_tensor_bounds(e.value(), path,
+                          where + (where.empty() ? "" : "/") + (e.key().isString() ? e.key().toStringRef() : "?"));
   } else if (v.isList()) {
     size_t i = 0;
     for (const auto& e : v.toListRef()) check_tensor_bounds(e, path, where + "[" + std::to_string(i++) + "]");
@@ -252,8 +258,8 @@ const c10::IValue* entry(const c10::impl::GenericDict& dict, const Key& key, con
   if (it == dict.end() && !key.required) return nullptr;
   const KindCheck check = kind_check(key.kind);
   if (it == dict.end() || !(it->value().*check.is)())
-    throw unusable_checkpoint(path, std::string(" has no ") + check.name + " '" + key.name +
-                                        "': not a complete cifar_mpi checkpoint");
+    throw unusable_checkpoint(
+        path, std::string(" has no ") + check.name + " '" + key.name + "': not a complete cifar_mpi checkpoint");
   return &it->value();
 }
 
@@ -261,14 +267,16 @@ const c10::IValue* entry(const c10::impl::GenericDict& dict, const Key& key, con
 int64_t checked_format_version(const c10::impl::GenericDict& dict, const std::string& path) {
   const auto tag = dict.find(c10::IValue(std::string(header_key(0).name)));
   if (tag == dict.end() || !tag->value().isString() || tag->value().toStringRef() != kFormatTag)
-    throw CheckpointError("'" + path + "' is not a cifar_mpi checkpoint (a model file? those are loaded with "
-                          "load_state_dict, not --resume)" + unusable_fix(path));
+    throw CheckpointError("'" + path +
+                          "' is not a cifar_mpi checkpoint (a model file? those are loaded with "
+                          "load_state_dict, not --resume)" +
+                          unusable_fix(path));
   const int64_t version = entry(dict, header_key(1), path)->toInt();
   if (version < 1 || version > kCheckpointFormatVersion)
-    throw unusable_checkpoint(path, strprintf(" has format version %lld; this program reads versions 1 to %lld "
-                                              "(a newer cifar_mpi wrote it? resume it with that version)",
-                                              static_cast<long long>(version),
-                                              static_cast<long long>(kCheckpointFormatVersion)));
+    throw unusable_checkpoint(
+        path, strprintf(" has format version %lld; this program reads versions 1 to %lld "
+                        "(a newer cifar_mpi wrote it? resume it with that version)",
+                        static_cast<long long>(version), static_cast<long long>(kCheckpointFormatVersion)));
   return version;
 }
 
@@ -296,8 +304,8 @@ void complete_epoch_order(int64_t version, const std::string& path, Checkpoint& 
   const int64_t micro = static_cast<int64_t>(c.run.batch_size) * c.run.world_size;
   if (version < 2) p.order_world_size = c.run.world_size;
   if (version < 3) {
-    p.order_batch_size = p.order_world_size >= 1 && micro % p.order_world_size == 0
-                             ? static_cast<int>(micro / p.order_world_size) : -1;
+    p.order_batch_size =
+        p.order_world_size >= 1 && micro % p.order_world_size == 0 ? static_cast<int>(micro / p.order_world_size) : -1;
     p.batch_origin = 0;
     c.run.lr_global_batch = micro * c.run.accumulate;
     c.run.reshaped = false;
@@ -365,10 +373,8 @@ Checkpoint read_checkpoint(const std::string& path) {
     if (key.holder == Holder::Header || key.since > version) continue;
     const c10::IValue* value = entry(dict, key, path);
     if (!value) continue;
-    if (key.holder == Holder::Record)
-      key.set(c, *value);
-    else
-      c.parts.insert(std::string(key.name), *value);
+    if (key.holder == Holder::Record) key.set(c, *value);
+    else c.parts.insert(std::string(key.name), *value);
   }
   check_step_shape(c.run, path);
   complete_epoch_order(version, path, c);

@@ -10,8 +10,7 @@
 namespace cifar {
 
 // Appended to every refusal of a checkpoint written by another run.
-inline constexpr const char* kNewRunHint =
-    ", or start a new run: --resume none with another (empty) --checkpoint-dir";
+inline constexpr const char* kNewRunHint = ", or start a new run: --resume none with another (empty) --checkpoint-dir";
 
 // "checkpoint 'PATH'" followed by `rest` (which brings its own ": " or " ").
 std::string checkpoint_message(const std::string& path, const std::string& rest);

@@ -16,8 +16,8 @@ namespace {
 
 std::string mismatch(const std::string& path, const char* what, const std::string& saved, const std::string& now,
                      const std::string& fix) {
-  return checkpoint_message(path, std::string(" was written with ") + what + " " + saved + ", but this run has " +
-                                        now + ": it cannot continue that run exactly; " + fix + kNewRunHint);
+  return checkpoint_message(path, std::string(" was written with ") + what + " " + saved + ", but this run has " + now +
+                                      ": it cannot continue that run exactly; " + fix + kNewRunHint);
 }
 
 // RunConfig::describe() lines ("  key = value") as a map.
@@ -109,18 +109,23 @@ StepShape resumed_step_shape(const Checkpoint& c, const std::string& path, const
     const auto it = saved.find(key);
     return it == saved.end() ? std::string("?") : it->second;
   };
-  throw CheckpointError(checkpoint_message(path, strprintf(
-      " was written with a global batch of %lld per optimiser step (%s); this run asks for %s = %lld, "
-      "and a resumed run keeps the global batch (--elastic-batch global): %s; or give the batch options as that run "
-      "had them (--batch-size %s --accumulate %s)",
-      static_cast<long long>(written.global_batch()), to_string(written).c_str(),
-      to_string(asked).c_str(), static_cast<long long>(asked.global_batch()), fix.c_str(),
-      as_written("batch-size").c_str(), as_written("accumulate").c_str())) + kNewRunHint);
+  throw CheckpointError(
+      checkpoint_message(
+          path,
+          strprintf(
+              " was written with a global batch of %lld per optimiser step (%s); this run asks for %s = %lld, "
+              "and a resumed run keeps the global batch (--elastic-batch global): %s; or give the batch options as that run "
+              "had them (--batch-size %s --accumulate %s)",
+              static_cast<long long>(written.global_batch()), to_string(written).c_str(), to_string(asked).c_str(),
+              static_cast<long long>(asked.global_batch()), fix.c_str(), as_written("batch-size").c_str(),
+              as_written("accumulate").c_str())) +
+      kNewRunHint);
 }
 
 RunIdentity continued_run(const Checkpoint& c, const std::string& path, RunIdentity run) {
   const StepShape shape = resumed_step_shape(c, path, run);
-  run.reshaped = c.run.reshaped || shape.micro_batch() != written_shape(c).micro_batch() || shape.accumulate != c.run.accumulate;
+  run.reshaped =
+      c.run.reshaped || shape.micro_batch() != written_shape(c).micro_batch() || shape.accumulate != c.run.accumulate;
   run.batch_size = shape.batch_size;
   run.accumulate = shape.accumulate;
   run.lr_global_batch = c.run.lr_global_batch;
@@ -144,8 +149,8 @@ void check_resumable(const Checkpoint& c, const std::string& path, const RunIden
       fix += (fix.empty() ? "" : " ") + ("--" + d.key + " " + d.saved);
     }
     throw CheckpointError(checkpoint_message(path, " was written by a different run: " + listed +
-                                                     ". It cannot continue that run; pass the checkpoint's values (" +
-                                                     fix + ")" + kNewRunHint));
+                                                       ". It cannot continue that run; pass the checkpoint's values (" +
+                                                       fix + ")" + kNewRunHint));
   }
   if (!c.run.data_identity.empty() && c.run.data_identity != run.data_identity)
     throw CheckpointError(mismatch(path, "training data of", c.run.data_identity,
@@ -178,8 +183,8 @@ namespace {
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 }  // namespace
 
-TrainingPosition continued_position(const Checkpoint& c, const std::string& path, const RunPlan& plan,
-                                    int world_size, bool drop_last, long max_steps) {
+TrainingPosition continued_position(const Checkpoint& c, const std::string& path, const RunPlan& plan, int world_size,
+                                    bool drop_last, long max_steps) {
   const TrainingPosition& p = c.position;
   const int64_t end = epoch_end(c.run.train_size, p.order_world_size, p.order_batch_size, drop_last);
   // The position as its writer reached it: a step boundary of its epoch (in
@@ -189,7 +194,8 @@ TrainingPosition continued_position(const Checkpoint& c, const std::string& path
   RunPlan writers = plan;
   writers.batch_size = c.run.batch_size;
   writers.accumulate = c.run.accumulate;
-  writers.batches_per_epoch = static_cast<long>(ceil_div(std::max<int64_t>(end - p.batch_origin, 0), written.micro_batch()));
+  writers.batches_per_epoch =
+      static_cast<long>(ceil_div(std::max<int64_t>(end - p.batch_origin, 0), written.micro_batch()));
   writers.steps_per_epoch = static_cast<long>(ceil_div(writers.batches_per_epoch, c.run.accumulate));
   const bool writers_own_epoch =
       p.order_world_size == c.run.world_size && p.order_batch_size == c.run.batch_size && p.batch_origin == 0;
@@ -222,12 +228,14 @@ TrainingPosition continued_position(const Checkpoint& c, const std::string& path
   const int64_t steps_before_short = (end - position) / shape.micro_batch() / shape.accumulate;
   const bool reached = max_steps <= 0 || max_steps - p.step > steps_before_short;
   if (reached && last % world_size != 0)
-    throw CheckpointError(checkpoint_message(path, strprintf(": the rest of epoch %d (positions [%lld, %lld) of its "
-                                                             "order) ends with a micro-batch of %lld samples, which "
-                                                             "do not divide among %d ranks; resume on a world size "
-                                                             "that divides it",
-                                                             p.epoch, static_cast<long long>(position), static_cast<long long>(end),
-                                    static_cast<long long>(last), world_size)) + kNewRunHint);
+    throw CheckpointError(
+        checkpoint_message(path, strprintf(": the rest of epoch %d (positions [%lld, %lld) of its "
+                                           "order) ends with a micro-batch of %lld samples, which "
+                                           "do not divide among %d ranks; resume on a world size "
+                                           "that divides it",
+                                           p.epoch, static_cast<long long>(position), static_cast<long long>(end),
+                                           static_cast<long long>(last), world_size)) +
+        kNewRunHint);
   return q;
 }
 
@@ -249,8 +257,8 @@ std::string elastic_resume_note(const Checkpoint& c, const RunIdentity& run, dou
   if (shape.global_batch() == written.global_batch())
     note += strprintf(": the same global batch of %lld per optimiser step", global(shape));
   else
-    note += strprintf(": the global batch per optimiser step changes from %lld to %lld", global(written),
-                      global(shape));
+    note +=
+        strprintf(": the global batch per optimiser step changes from %lld to %lld", global(written), global(shape));
   note += strprintf(" (--elastic-batch %s)", to_string(run.elastic_batch));
   if (lr_scale(run) != 1.0)
     note += strprintf("; the learning rate follows it (linear scaling): --lr %g x %lld/%lld = %g", lr, global(shape),
@@ -277,8 +285,8 @@ std::string length_change_note(const Checkpoint& c, const RunIdentity& run) {
     return it == m.end() ? std::string("?") : it->second;
   };
   const std::string schedule = value(saved, "schedule");
-  const bool depends_on_length = schedule == to_string(ScheduleKind::Cosine) ||
-                                 schedule == to_string(ScheduleKind::OneCycle);
+  const bool depends_on_length =
+      schedule == to_string(ScheduleKind::Cosine) || schedule == to_string(ScheduleKind::OneCycle);
   const std::string before = "--epochs " + value(saved, "epochs") + " --max-steps " + value(saved, "max-steps");
   const std::string after = "--epochs " + value(now, "epochs") + " --max-steps " + value(now, "max-steps");
   if (!depends_on_length || before == after) return "";

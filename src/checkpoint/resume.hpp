@@ -21,12 +21,11 @@ namespace cifar {
 // accumulation may change: resumed_step_shape) and the training data's
 // content. The stored part (StoredRunIdentity) is what its checkpoints record of it.
 struct RunIdentity : StoredRunIdentity {
-  ElasticBatch elastic_batch = ElasticBatch::Global;  // --elastic-batch
-  std::string data_path;                              // names the data in messages
+  ElasticBatch elastic_batch = ElasticBatch::Global;          // --elastic-batch
+  std::string data_path;                                      // names the data in messages
   std::vector<std::pair<std::string, std::string>> defining;  // RunConfig::run_definition()
 };
-RunIdentity run_identity(const RunConfig& config, int world_size, int64_t train_size,
-                         const std::string& data_identity);
+RunIdentity run_identity(const RunConfig& config, int world_size, int64_t train_size, const std::string& data_identity);
 
 // Throws CheckpointError unless `run` can continue `checkpoint` exactly: the
 // same global batch per optimiser step (another world size, per-rank batch or

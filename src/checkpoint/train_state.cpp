@@ -4,8 +4,8 @@
 #include <vector>
 
 #include "checkpoint/messages.hpp"
-#include "outputs/model_file.hpp"
 #include "optim/optimizer_state.hpp"
+#include "outputs/model_file.hpp"
 #include "process/rng_state.hpp"
 
 namespace cifar {
@@ -29,10 +29,10 @@ Checkpoint capture_checkpoint(const StoredRunIdentity& run, const TrainingPositi
   Checkpoint c;
   c.run = run;
   c.position = position;
-  if (c.position.order_world_size == 0) c.position = {position.epoch, position.batch_in_epoch, position.step,
-                                                      run.world_size, run.batch_size, 0};
-  c.global_position = c.position.batch_origin + static_cast<int64_t>(position.batch_in_epoch) * run.batch_size *
-                                                    run.world_size;
+  if (c.position.order_world_size == 0)
+    c.position = {position.epoch, position.batch_in_epoch, position.step, run.world_size, run.batch_size, 0};
+  c.global_position =
+      c.position.batch_origin + static_cast<int64_t>(position.batch_in_epoch) * run.batch_size * run.world_size;
   c.epoch_loss_sum = epoch_loss_sum;
   c.epoch_loss_count = epoch_loss_count;
   c.model_state = c10::IValue(cpu_state_dict(state.model));

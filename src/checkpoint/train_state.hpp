@@ -24,7 +24,7 @@ struct TrainState {
   torch::optim::Optimizer& optimizer;
   LossScaler& scaler;
   torch::Device device;
-  Lookahead* lookahead = nullptr;  // null or disabled: none
+  Lookahead* lookahead = nullptr;       // null or disabled: none
   const long* skipped_steps = nullptr;  // the divergence guard's count, when there is one
 };
 

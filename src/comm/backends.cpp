@@ -16,14 +16,16 @@ namespace {
 
 void require_cuda(const World& w, const Machine& m, const char* what) {
   if (m.visible_gpus == 0) {
-    throw ConfigError(strprintf("%s needs a GPU, but none is visible on host %s (%s). Use --backend mpi "
-                                "--device cpu to train on CPUs.",
-                                what, w.host.c_str(), m.why_no_gpu.c_str()));
+    throw ConfigError(
+        strprintf("%s needs a GPU, but none is visible on host %s (%s). Use --backend mpi "
+                  "--device cpu to train on CPUs.",
+                  what, w.host.c_str(), m.why_no_gpu.c_str()));
   }
   if (!m.torch_has_cuda) {
-    throw ConfigError(strprintf("%s needs a CUDA-enabled LibTorch, but this build's LibTorch is CPU-only. "
-                                "Build the 'cuda' preset against a CUDA LibTorch, or use --backend mpi --device cpu.",
-                                what));
+    throw ConfigError(
+        strprintf("%s needs a CUDA-enabled LibTorch, but this build's LibTorch is CPU-only. "
+                  "Build the 'cuda' preset against a CUDA LibTorch, or use --backend mpi --device cpu.",
+                  what));
   }
 }
 
@@ -36,15 +38,18 @@ bool nccl_can_run(const Machine& m, DeviceRequest device) {
 
 torch::Device place_nccl(const World& w, DeviceRequest device, const Machine& m) {
   if (!m.nccl_compiled) {
-    throw ConfigError("--backend nccl: NCCL support was not compiled into this build (CUDA toolkit or NCCL "
-                      "not found at configure time; set NCCL_ROOT and reconfigure). Use --backend mpi.");
+    throw ConfigError(
+        "--backend nccl: NCCL support was not compiled into this build (CUDA toolkit or NCCL "
+        "not found at configure time; set NCCL_ROOT and reconfigure). Use --backend mpi.");
   }
-  if (device == DeviceRequest::Cpu) throw ConfigError("--backend nccl works on GPUs only; drop --device cpu or use --backend mpi");
+  if (device == DeviceRequest::Cpu)
+    throw ConfigError("--backend nccl works on GPUs only; drop --device cpu or use --backend mpi");
   require_cuda(w, m, "--backend nccl");
   if (w.local_size > m.visible_gpus) {
-    throw ConfigError(strprintf("host %s runs %d ranks but has %d visible GPU(s); NCCL needs one GPU per rank. "
-                                "Start at most %d ranks per node (e.g. --ntasks-per-node=%d), or use --backend mpi.",
-                                w.host.c_str(), w.local_size, m.visible_gpus, m.visible_gpus, m.visible_gpus));
+    throw ConfigError(
+        strprintf("host %s runs %d ranks but has %d visible GPU(s); NCCL needs one GPU per rank. "
+                  "Start at most %d ranks per node (e.g. --ntasks-per-node=%d), or use --backend mpi.",
+                  w.host.c_str(), w.local_size, m.visible_gpus, m.visible_gpus, m.visible_gpus));
   }
   return cuda_device(w.local_rank);
 }
@@ -71,7 +76,7 @@ std::unique_ptr<Communicator> make_mpi(MPI_Comm comm, torch::Device, std::chrono
 
 struct BackendEntry {
   const char* name;
-  bool (*can_run)(const Machine&, DeviceRequest);                   // may `auto` pick it here?
+  bool (*can_run)(const Machine&, DeviceRequest);                       // may `auto` pick it here?
   torch::Device (*place)(const World&, DeviceRequest, const Machine&);  // throws ConfigError
   std::unique_ptr<Communicator> (*make)(MPI_Comm, torch::Device, std::chrono::milliseconds);
 };

@@ -35,9 +35,10 @@ std::string describe(const char* operation, const torch::Tensor& tensor) {
 }
 
 std::string timeout_message(const std::string& what, std::chrono::milliseconds timeout) {
-  return strprintf("%s did not complete within %.1f s (--comm-timeout): another rank is stalled, dead or issued "
-                   "different collectives",
-                   what.c_str(), std::chrono::duration<double>(timeout).count());
+  return strprintf(
+      "%s did not complete within %.1f s (--comm-timeout): another rank is stalled, dead or issued "
+      "different collectives",
+      what.c_str(), std::chrono::duration<double>(timeout).count());
 }
 
 void Communicator::check_tensor(const torch::Tensor& tensor, const char* operation) {
@@ -50,10 +51,8 @@ void Communicator::check_tensor(const torch::Tensor& tensor, const char* operati
     case torch::kFloat16:
     case torch::kInt64:
     case torch::kUInt8:
-    case torch::kInt32:
-      return;
-    default:
-      throw Error(describe(operation, tensor) + ": unsupported dtype");
+    case torch::kInt32: return;
+    default: throw Error(describe(operation, tensor) + ": unsupported dtype");
   }
 }
 

@@ -81,10 +81,10 @@ void check_same_parameters(Communicator& comm, const std::vector<torch::Tensor>&
   torch::Tensor all = comm.all_gather(mine).cpu();
   for (int r = 1; r < comm.size(); ++r) {
     if (!torch::equal(all[r], all[0])) {
-      throw Error(strprintf("rank %d's model has different parameters (%lld tensors) from rank 0's (%lld tensors) "
-                            "or different shapes: every rank must build the same model (--model, same build)",
-                            r, static_cast<long long>(all[r][0].item<int64_t>()),
-                            static_cast<long long>(all[0][0].item<int64_t>())));
+      throw Error(strprintf(
+          "rank %d's model has different parameters (%lld tensors) from rank 0's (%lld tensors) "
+          "or different shapes: every rank must build the same model (--model, same build)",
+          r, static_cast<long long>(all[r][0].item<int64_t>()), static_cast<long long>(all[0][0].item<int64_t>())));
     }
   }
 }

@@ -93,14 +93,14 @@ class GradientReducer {
   std::vector<torch::Tensor> buffers_;
   Communicator& comm_;
   std::vector<std::vector<size_t>> plan_;
-  std::vector<torch::Tensor> buckets_;       // flat, one per bucket
-  std::vector<torch::Tensor> slots_;         // per parameter: its view into its bucket, parameter-shaped
-  std::vector<size_t> bucket_of_;            // per parameter
+  std::vector<torch::Tensor> buckets_;  // flat, one per bucket
+  std::vector<torch::Tensor> slots_;    // per parameter: its view into its bucket, parameter-shaped
+  std::vector<size_t> bucket_of_;       // per parameter
 
   std::mutex mutex_;
   bool synchronize_ = false;
   long step_ = 0;
-  std::vector<size_t> pending_;              // per bucket: gradients still to arrive
+  std::vector<size_t> pending_;  // per bucket: gradients still to arrive
   size_t next_to_launch_ = 0;
   std::vector<std::unique_ptr<Work>> works_;
   StepTiming timing_;

@@ -238,9 +238,8 @@ void all_reduce_on(MPI_Comm comm, torch::Tensor tensor, ReduceOp op, int size) {
   HostView view(tensor);
   const MPI_Datatype type = mpi_type(view.host.scalar_type());
   const MPI_Op sum = mpi_sum(view.host.scalar_type());
-  for_each_chunk(view.host.numel(), view.host.element_size(), view.host.data_ptr(), [&](void* p, int n) {
-    MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, p, n, type, sum, comm));
-  });
+  for_each_chunk(view.host.numel(), view.host.element_size(), view.host.data_ptr(),
+                 [&](void* p, int n) { MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, p, n, type, sum, comm)); });
   if (op == ReduceOp::Average) average_in_place(view.host, size);
   view.write_back();
 }
@@ -265,7 +264,8 @@ void MpiCommunicator::all_reduce(torch::Tensor& tensor, ReduceOp op) {
 
 void MpiCommunicator::broadcast(torch::Tensor& tensor, int root) {
   check_tensor(tensor, "broadcast");
-  if (root < 0 || root >= size_) throw Error(strprintf("broadcast: root %d is not a rank of a world of %d", root, size_));
+  if (root < 0 || root >= size_)
+    throw Error(strprintf("broadcast: root %d is not a rank of a world of %d", root, size_));
   MPI_Comm comm = engine_->comm;
   engine_->run_blocking(
       [&] {

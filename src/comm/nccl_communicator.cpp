@@ -7,10 +7,10 @@
 #include <mutex>
 #include <thread>
 
-#include "gpu/cuda_runtime.hpp"
-#include "mpi/mpi_env.hpp"
-#include "gpu/torch_stream.hpp"
 #include "gpu/cuda_errors.hpp"
+#include "gpu/cuda_runtime.hpp"
+#include "gpu/torch_stream.hpp"
+#include "mpi/mpi_env.hpp"
 #include "util/log.hpp"
 
 namespace cifar {

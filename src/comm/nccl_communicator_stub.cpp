@@ -6,8 +6,9 @@
 namespace cifar {
 namespace {
 [[noreturn]] void not_compiled() {
-  throw ConfigError("NCCL support was not compiled into this build (CUDA toolkit or NCCL not found at configure "
-                    "time; set NCCL_ROOT and reconfigure). Use --backend mpi.");
+  throw ConfigError(
+      "NCCL support was not compiled into this build (CUDA toolkit or NCCL not found at configure "
+      "time; set NCCL_ROOT and reconfigure). Use --backend mpi.");
 }
 }  // namespace
 

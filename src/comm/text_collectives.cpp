@@ -66,8 +66,8 @@ std::vector<std::string> gather_strings(MPI_Comm comm, const std::string& text, 
   int total = 0;
   const std::vector<int> offsets = rank == root ? offsets_of(lengths, total) : std::vector<int>(lengths.size(), 0);
   std::string all(static_cast<size_t>(std::max(total, 1)), '\0');  // a valid buffer even when every text is empty
-  MPI_CHECK(MPI_Gatherv(text.data(), length, MPI_CHAR, all.data(), lengths.data(), offsets.data(), MPI_CHAR, root,
-                        comm));
+  MPI_CHECK(
+      MPI_Gatherv(text.data(), length, MPI_CHAR, all.data(), lengths.data(), offsets.data(), MPI_CHAR, root, comm));
   if (rank != root) return {};
   return split_texts(all, lengths, offsets);
 }

@@ -21,7 +21,7 @@ enum class NormalizeKind { Recipe, Dataset };
 enum class FlipMode { Random, Alternating };
 enum class CropPadding { Zero, Reflect };
 enum class TtaMode { None, Mirror, MirrorTranslate, MirrorTranslateEqual };
-enum class OnNonFinite { Stop, Skip };  // a step whose averaged gradient is not finite
+enum class OnNonFinite { Stop, Skip };        // a step whose averaged gradient is not finite
 enum class ElasticBatch { Global, PerRank };  // what a resume at another world size keeps
 
 // choice_names<E>(): every value of E with its option text, in --help order.
@@ -41,10 +41,10 @@ struct ChoiceNames<Precision> {
 template <>
 struct ChoiceNames<ScheduleKind> {
   static constexpr std::array<std::pair<ScheduleKind, const char*>, 5> values{{{ScheduleKind::Constant, "constant"},
-                                                                              {ScheduleKind::Cosine, "cosine"},
-                                                                              {ScheduleKind::OneCycle, "onecycle"},
-                                                                              {ScheduleKind::Triangle, "triangle"},
-                                                                              {ScheduleKind::Linear, "linear"}}};
+                                                                               {ScheduleKind::Cosine, "cosine"},
+                                                                               {ScheduleKind::OneCycle, "onecycle"},
+                                                                               {ScheduleKind::Triangle, "triangle"},
+                                                                               {ScheduleKind::Linear, "linear"}}};
 };
 template <>
 struct ChoiceNames<NormalizeKind> {
@@ -64,11 +64,11 @@ struct ChoiceNames<CropPadding> {
 };
 template <>
 struct ChoiceNames<TtaMode> {
-  static constexpr std::array<std::pair<TtaMode, const char*>, 4> values{{{TtaMode::None, "none"},
-                                                                          {TtaMode::Mirror, "mirror"},
-                                                                          {TtaMode::MirrorTranslate, "mirror-translate"},
-                                                                          {TtaMode::MirrorTranslateEqual,
-                                                                           "mirror-translate-equal"}}};
+  static constexpr std::array<std::pair<TtaMode, const char*>, 4> values{
+      {{TtaMode::None, "none"},
+       {TtaMode::Mirror, "mirror"},
+       {TtaMode::MirrorTranslate, "mirror-translate"},
+       {TtaMode::MirrorTranslateEqual, "mirror-translate-equal"}}};
 };
 template <>
 struct ChoiceNames<OnNonFinite> {

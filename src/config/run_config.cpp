@@ -146,7 +146,8 @@ void visit_data_options(DataConfig& d, const RegisteredNames& names, Visitor&& v
 template <typename Visitor>
 void visit_model_options(ModelConfig& m, const RegisteredNames& names, Visitor&& v) {
   v(Section::Model, "model", m.name, kDefinesRun, "model: " + one_of(names.models));
-  v(Section::Model, "channels-last", m.channels_last, kMayChange, "use the channels_last memory format for convolutions");
+  v(Section::Model, "channels-last", m.channels_last, kMayChange,
+    "use the channels_last memory format for convolutions");
 }
 
 template <typename Visitor>
@@ -203,7 +204,8 @@ void visit_optim_options(OptimConfig& o, const RegisteredNames& names, Visitor&&
     "Adam/SGD with the learning rate and step count in device tensors, stepped by ATen's fused multi-tensor "
     "kernels (LibTorch >= 2.4; plain tensor math before): the optimiser a CUDA graph can capture. Equal to the "
     "default one to rounding, same checkpoints; --cuda-graphs true implies it");
-  v(s, "muon-lr", o.muon_lr, kDefinesRun, "--optimizer muon: peak learning rate of the orthogonalised filters (and matrices)");
+  v(s, "muon-lr", o.muon_lr, kDefinesRun,
+    "--optimizer muon: peak learning rate of the orthogonalised filters (and matrices)");
   v(s, "muon-momentum", o.muon_momentum, kDefinesRun, "--optimizer muon: momentum of the orthogonalised parameters");
   v(s, "muon-weight-decay", o.muon_weight_decay, kDefinesRun,
     "--optimizer muon: decoupled weight decay of the orthogonalised parameters (p *= 1 - lr x this)");
@@ -342,7 +344,8 @@ std::unique_ptr<Options> make_options(RunConfig& c, const RegisteredNames& names
       "with --check-env: placement warnings are errors (exit 1), for job scripts");
   o->all.add(general);
   std::map<Section, po::options_description> groups;
-  for (const auto& s : kSections) groups.emplace(s.section, po::options_description(s.title + std::string(" [") + s.key + "]"));
+  for (const auto& s : kSections)
+    groups.emplace(s.section, po::options_description(s.title + std::string(" [") + s.key + "]"));
   visit_options(c, names, [&](Section section, const char* name, auto& field, Binding, const std::string& help) {
     using T = std::decay_t<decltype(field)>;
     groups.at(section).add_options()(name, po::value<T>(&field)->default_value(field, text(field)), help.c_str());
@@ -568,8 +571,8 @@ void refuse_unknown_and_stray_arguments(const po::parsed_options& parsed, const 
     if (!o.unregistered) continue;
     const std::string token = o.original_tokens.empty() ? o.string_key : o.original_tokens.front();
     const std::string shown = token.substr(0, token.find('='));
-    const std::string hint = nearest_name(shown.substr(std::min(shown.find_first_not_of('-'), shown.size())),
-                                          command_line_names(options));
+    const std::string hint =
+        nearest_name(shown.substr(std::min(shown.find_first_not_of('-'), shown.size())), command_line_names(options));
     throw ConfigError("unknown option " + shown +
                       (hint.empty() ? " (run cifar_mpi --help for the options)" : "; did you mean --" + hint + "?"));
   }
@@ -649,22 +652,22 @@ void validate_limits(const RunConfig& c) {
   const long cpus = std::max(1L, sysconf(_SC_NPROCESSORS_ONLN));
   const long max_threads = kThreadsPerCpu * cpus;
   require(c.runtime.threads >= 0 && c.runtime.threads <= max_threads,
-          strprintf("--threads must be 0 (automatic) or up to %ld (%d per CPU; this node has %ld), got %d",
-                    max_threads, kThreadsPerCpu, cpus, c.runtime.threads));
+          strprintf("--threads must be 0 (automatic) or up to %ld (%d per CPU; this node has %ld), got %d", max_threads,
+                    kThreadsPerCpu, cpus, c.runtime.threads));
   require(c.runtime.blas_threads >= -1 && c.runtime.blas_threads <= max_threads,
           strprintf("--blas-threads must be -1 (as the recipe), 0 (as --threads) or up to %ld (%d per CPU), got %d",
                     max_threads, kThreadsPerCpu, c.runtime.blas_threads));
   require(c.data.crop_pad >= 0 && c.data.crop_pad <= 16, "--crop-pad must be in [0, 16]");
-  require(c.data.prefetch_batches >= 0 && c.data.prefetch_batches <= kMaxPrefetchBatches,
-          strprintf("--prefetch-batches must be between 0 and %d, got %d", kMaxPrefetchBatches,
-                    c.data.prefetch_batches));
-  for (const auto& [name, mb] : {std::pair<const char*, double>{"bucket-mb", c.comm.bucket_mb},
-                                 {"first-bucket-mb", c.comm.first_bucket_mb}})
+  require(
+      c.data.prefetch_batches >= 0 && c.data.prefetch_batches <= kMaxPrefetchBatches,
+      strprintf("--prefetch-batches must be between 0 and %d, got %d", kMaxPrefetchBatches, c.data.prefetch_batches));
+  for (const auto& [name, mb] :
+       {std::pair<const char*, double>{"bucket-mb", c.comm.bucket_mb}, {"first-bucket-mb", c.comm.first_bucket_mb}})
     require(mb > 0 && mb <= kMaxBucketMb,
             strprintf("--%s must be positive and at most %.0f (1 TiB), got %s", name, kMaxBucketMb, text(mb).c_str()));
   require(c.comm.timeout_seconds > 0 && c.comm.timeout_seconds <= kMaxCommTimeoutSeconds,
-          strprintf("--comm-timeout must be positive and at most %.0f seconds (a week), got %s",
-                    kMaxCommTimeoutSeconds, text(c.comm.timeout_seconds).c_str()));
+          strprintf("--comm-timeout must be positive and at most %.0f seconds (a week), got %s", kMaxCommTimeoutSeconds,
+                    text(c.comm.timeout_seconds).c_str()));
 }
 
 void validate_names_and_paths(const RunConfig& c, const RegisteredNames& names) {
@@ -722,8 +725,8 @@ std::string resolve_config_file(const std::string& name, const std::vector<std::
       if (config_name(entry) != entry) known += (known.empty() ? "" : ", ") + config_name(entry);
   }
   throw ConfigError("--config: cannot open '" + name + "': no such file here, and no installed config of that name " +
-                    "(searched " + (searched.empty() ? std::string("no folder") : searched) + "; configs there: " +
-                    (known.empty() ? std::string("none") : known) +
+                    "(searched " + (searched.empty() ? std::string("no folder") : searched) +
+                    "; configs there: " + (known.empty() ? std::string("none") : known) +
                     "). Give a path, or set CIFAR_MPI_HOME to the install prefix (module load cifar_mpi does)");
 }
 

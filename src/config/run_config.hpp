@@ -32,13 +32,13 @@ inline constexpr double kMaxCommTimeoutSeconds = 7 * 24 * 3600.0;
 
 // What the training set is and how batches are drawn from it.
 struct DataConfig {
-  std::string dataset = "cifar10";    // a name in the dataset registry (data/dataset.hpp)
+  std::string dataset = "cifar10";       // a name in the dataset registry (data/dataset.hpp)
   std::string path = "data/cifar10.h5";  // --data: the file the dataset reads
   bool shuffle = true;
   long shuffle_seed = 0;  // DistributedSampler(seed=...): 0 in PyTorch and the recipe, whatever --seed
-  bool augment = false;            // random crop and horizontal flip
+  bool augment = false;   // random crop and horizontal flip
   FlipMode flip = FlipMode::Random;
-  int crop_pad = 4;                 // the crop's offsets: -crop_pad..crop_pad pixels
+  int crop_pad = 4;  // the crop's offsets: -crop_pad..crop_pad pixels
   CropPadding crop_padding = CropPadding::Zero;
   double brightness_jitter = 0;  // with augment: added, uniform in +-this, to the normalised image
   double contrast_jitter = 0;    // with augment: then multiplied, uniform in 1 +- this
@@ -56,15 +56,15 @@ struct ModelConfig {
 // How long the run is and what one step computes.
 struct TrainingConfig {
   int epochs = 10;
-  long max_steps = 0;    // stop after this many optimiser steps (0: no limit)
-  int batch_size = 256;  // per rank, per micro-batch
+  long max_steps = 0;         // stop after this many optimiser steps (0: no limit)
+  int batch_size = 256;       // per rank, per micro-batch
   int global_batch_size = 0;  // when set: the batch over all ranks, divided among them (batch_size is ignored)
-  int accumulate = 1;    // micro-batches per optimiser step
-  long seed = 0;         // initialisation and augmentation (the recipe's torch.manual_seed)
+  int accumulate = 1;         // micro-batches per optimiser step
+  long seed = 0;              // initialisation and augmentation (the recipe's torch.manual_seed)
   double label_smoothing = 0.0;
   Precision precision = Precision::Fp32;
-  bool eval = true;      // evaluate on the test split after every epoch
-  int eval_every_epochs = 1;  // ... or every N epochs and after the last
+  bool eval = true;             // evaluate on the test split after every epoch
+  int eval_every_epochs = 1;    // ... or every N epochs and after the last
   TtaMode tta = TtaMode::None;  // test-time augmentation of the evaluation
   double tta_fraction = 1.0;    // selective TTA: the least confident fraction of the test split gets it
   double target_accuracy = 0;   // stop once the test accuracy reaches this (0: never)
@@ -85,7 +85,7 @@ struct OptimConfig {
   ScheduleKind schedule = ScheduleKind::Constant;
   double warmup_epochs = 0.0;
   int lookahead_every = 0;  // pull the weights towards their running average every N steps (0: off)
-  bool fused = false;  // --fused-optimizer: the graph-safe Adam/SGD (optim/fused_optimizer.hpp)
+  bool fused = false;       // --fused-optimizer: the graph-safe Adam/SGD (optim/fused_optimizer.hpp)
   // --optimizer muon (optim/muon.hpp): the orthogonalised groups' peak rate,
   // momentum and decoupled weight decay; whether 2-d matrices join the filters.
   double muon_lr = 0.02;
@@ -132,7 +132,7 @@ struct CheckpointConfig {
 };
 
 struct OutputConfig {
-  std::string model = "ddp_model.pth";   // --output
+  std::string model = "ddp_model.pth";    // --output
   std::string metrics = "metrics.jsonl";  // empty: none
   std::string tensorboard;                // --tensorboard DIR: TensorBoard event files; empty: none
   int log_every = 100;

@@ -29,25 +29,27 @@ int64_t batches_per_epoch(int64_t samples, int64_t batch_size, bool drop_last) {
   return drop_last ? samples / batch_size : (samples + batch_size - 1) / batch_size;
 }
 
-BatchLoader::BatchLoader(const Split& split, std::vector<int64_t> indices, int64_t batch_size,
-                         LoaderOptions options, torch::Device device)
+BatchLoader::BatchLoader(const Split& split, std::vector<int64_t> indices, int64_t batch_size, LoaderOptions options,
+                         torch::Device device)
     : images_(split.images),
       labels_(split.labels),
       batch_size_(batch_size),
       options_(options),
       device_(device),
-      generator_(at::detail::createCPUGenerator(augmentation_seed(options.seed, options.rank, options.epoch, options.stream))) {
-  CIFAR_CHECK(batch_size >= 1, ConfigError, strprintf("batch size %lld must be at least 1", static_cast<long long>(batch_size)));
+      generator_(at::detail::createCPUGenerator(
+          augmentation_seed(options.seed, options.rank, options.epoch, options.stream))) {
+  CIFAR_CHECK(batch_size >= 1, ConfigError,
+              strprintf("batch size %lld must be at least 1", static_cast<long long>(batch_size)));
   CIFAR_CHECK(images_.defined() && images_.scalar_type() == torch::kUInt8 && images_.dim() == 4, DataError,
               "BatchLoader needs a split with uint8 images [N,3,32,32] (use read_split)");
   // A device without an index ("cuda") is the current one: indices are compared only when both name one.
   const torch::Device held = images_.device();
-  const bool on_device = held.type() == device_.type() && (!held.has_index() || !device_.has_index() ||
-                                                            held.index() == device_.index());
-  CIFAR_CHECK(options_.resident ? on_device : held.is_cpu(), Error,
-              strprintf("BatchLoader: split '%s' has its images on %s, and the loader was told they are %s",
-                        split.name.c_str(), held.str().c_str(),
-                        options_.resident ? ("on " + device_.str()).c_str() : "in host memory"));
+  const bool on_device =
+      held.type() == device_.type() && (!held.has_index() || !device_.has_index() || held.index() == device_.index());
+  CIFAR_CHECK(
+      options_.resident ? on_device : held.is_cpu(), Error,
+      strprintf("BatchLoader: split '%s' has its images on %s, and the loader was told they are %s", split.name.c_str(),
+                held.str().c_str(), options_.resident ? ("on " + device_.str()).c_str() : "in host memory"));
   const int64_t n = images_.size(0);
   for (int64_t i : indices) {
     CIFAR_CHECK(i >= 0 && i < n, DataError,
@@ -107,8 +109,8 @@ std::optional<Batch> BatchLoader::produce() {
     return batch;
   }
   if (options_.augment) raw = crop_and_flip(raw, draws, options_.pad, options_.padding);
-  batch.images =
-      copy_to_device(apply_jitter(normalize_batch(raw, options_.normalization, options_.memory_format), draws), device_);
+  batch.images = copy_to_device(
+      apply_jitter(normalize_batch(raw, options_.normalization, options_.memory_format), draws), device_);
   batch.labels = copy_to_device(batch.labels, device_);
   return batch;
 }

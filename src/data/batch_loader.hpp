@@ -35,16 +35,16 @@ namespace cifar {
 
 struct LoaderOptions {
   Normalization normalization = Normalization::recipe();  // or Normalization::from_split(split.info)
-  bool augment = false;  // random crop (`pad` pixels of padding) + horizontal flip
+  bool augment = false;                                   // random crop (`pad` pixels of padding) + horizontal flip
   int pad = 4;
   CropPadding padding = CropPadding::Zero;
   FlipMode flip = FlipMode::Random;  // Alternating: alternating_flips() of the sample indices
   Jitter jitter;                     // with augment: brightness and contrast of the normalised batch
-  uint64_t seed = 0;  // with rank and epoch, seeds the augmentation stream
+  uint64_t seed = 0;                 // with rank and epoch, seeds the augmentation stream
   int rank = 0;
   int64_t epoch = 0;
-  bool drop_last = false;      // drop a final partial batch
-  size_t prefetch_depth = 2;   // batches prepared ahead; 0: no thread, prepared inside next()
+  bool drop_last = false;     // drop a final partial batch
+  size_t prefetch_depth = 2;  // batches prepared ahead; 0: no thread, prepared inside next()
   // Layout of the float batch: channels_last when the model runs channels_last,
   // so the conversion happens here (on the loader thread) and not in the step.
   torch::MemoryFormat memory_format = torch::MemoryFormat::Contiguous;
@@ -64,8 +64,8 @@ struct LoaderOptions {
 };
 
 struct Batch {
-  torch::Tensor images;  // float [b,3,32,32] on the loader's device
-  torch::Tensor labels;  // int64 [b] on the loader's device
+  torch::Tensor images;   // float [b,3,32,32] on the loader's device
+  torch::Tensor labels;   // int64 [b] on the loader's device
   torch::Tensor indices;  // int64 [b] on the CPU: the samples' indices in the split (for the test-only trace)
 };
 
@@ -87,7 +87,7 @@ class BatchLoader {
  private:
   std::optional<Batch> produce();  // builds the next batch (runs on the prefetch thread)
   bool resident() const { return options_.resident; }
-  void skip_batches(int64_t count);  // advances to batch `count`, drawing and discarding augmentations
+  void skip_batches(int64_t count);                // advances to batch `count`, drawing and discarding augmentations
   AugmentDraws draw(int64_t begin, int64_t size);  // the augmentation of the batch at `begin`
 
   torch::Tensor images_, labels_;  // the whole split, uint8 [N,3,32,32] and int64 [N]

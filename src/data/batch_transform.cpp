@@ -52,7 +52,8 @@ int64_t source_index(int64_t k, int64_t size, CropPadding padding) {
 
 // One output row with reflected padding: out[x] = src[reflect(x' + dx)].
 void crop_row_reflect(const uint8_t* src, int64_t width, int64_t dx, bool flip, uint8_t* out) {
-  for (int64_t x = 0; x < width; ++x) out[x] = src[source_index((flip ? width - 1 - x : x) + dx, width, CropPadding::Reflect)];
+  for (int64_t x = 0; x < width; ++x)
+    out[x] = src[source_index((flip ? width - 1 - x : x) + dx, width, CropPadding::Reflect)];
 }
 
 // One output row: source row `src` (nullptr: a padding row), shifted by
@@ -134,8 +135,8 @@ torch::Tensor crop_and_flip_gather(const torch::Tensor& images, const AugmentDra
   const int64_t shift = reflect ? pad : 0;
   const torch::Tensor padded = reflect ? images : torch::constant_pad_nd(images, {pad, pad, pad, pad}, 0);
   // The draws travel as one [B,3] tensor (crop y, crop x, flip): one copy.
-  const torch::Tensor draws_here =
-      copy_to_device(torch::cat({draws.offsets.to(torch::kLong), draws.flips.to(torch::kLong).view({b, 1})}, 1), device);
+  const torch::Tensor draws_here = copy_to_device(
+      torch::cat({draws.offsets.to(torch::kLong), draws.flips.to(torch::kLong).view({b, 1})}, 1), device);
   const torch::Tensor offsets = draws_here.narrow(1, 0, 2);
   const torch::Tensor flips = draws_here.select(1, 2).to(torch::kBool).view({b, 1});
   const torch::Tensor across = torch::arange(w, longs).view({1, w});
@@ -166,8 +167,8 @@ torch::Tensor normalize_batch(const torch::Tensor& images, const Normalization& 
   // Made where the batch is, by fills: a copy from the host would make the
   // host wait for the device (see copy_to_device).
   const auto per_channel = [&](const std::array<float, 3>& v) {
-    return torch::stack({torch::scalar_tensor(v[0], opts), torch::scalar_tensor(v[1], opts),
-                         torch::scalar_tensor(v[2], opts)})
+    return torch::stack(
+               {torch::scalar_tensor(v[0], opts), torch::scalar_tensor(v[1], opts), torch::scalar_tensor(v[2], opts)})
         .view({1, 3, 1, 1});
   };
   const torch::Tensor mean_t = per_channel(mean);

@@ -16,13 +16,13 @@ namespace cifar::schema {
 
 inline constexpr int kSchemaVersion = 1;
 
+using cifar10::default_class_names;
 using cifar10::kChannels;
 using cifar10::kHeight;
 using cifar10::kImageBytes;
 using cifar10::kNumClasses;
 using cifar10::kPlaneBytes;
 using cifar10::kWidth;
-using cifar10::default_class_names;
 
 // Splits, each a group holding `images` uint8 [N,3,32,32] and `labels` uint8 [N].
 inline constexpr const char* kTrain = "train";
@@ -39,10 +39,10 @@ inline constexpr const char* kAttrSourceMd5Of = "source_md5_of";     // string: 
 inline constexpr const char* kAttrSourceKind = "source_kind";        // string, see SourceKind
 inline constexpr const char* kAttrSourceNote = "source_note";        // string, human-readable
 // Split-group attributes.
-inline constexpr const char* kAttrCount = "count";                // int64
-inline constexpr const char* kAttrClassCounts = "class_counts";   // int64[10]
-inline constexpr const char* kAttrMean = "mean";                  // float64[3], of pixel/255
-inline constexpr const char* kAttrStd = "std";                    // float64[3], population std of pixel/255
+inline constexpr const char* kAttrCount = "count";               // int64
+inline constexpr const char* kAttrClassCounts = "class_counts";  // int64[10]
+inline constexpr const char* kAttrMean = "mean";                 // float64[3], of pixel/255
+inline constexpr const char* kAttrStd = "std";                   // float64[3], population std of pixel/255
 
 // Images per chunk: ~3 MB chunks, each guarded by its own Fletcher32 checksum.
 inline constexpr int64_t kImagesPerChunk = 1024;
@@ -53,9 +53,8 @@ inline constexpr const char* kOfficialArchiveMd5 = "c32a1d4ab5d03f1284b67883e8d8
 inline constexpr int64_t kRecordBytes = 1 + kImageBytes;  // label byte + image
 inline constexpr int64_t kRecordsPerBatch = 10000;
 inline constexpr int64_t kBatchFileBytes = kRecordBytes * kRecordsPerBatch;  // 30,730,000
-inline const std::array<std::string, 5> kTrainBatchFiles = {"data_batch_1.bin", "data_batch_2.bin",
-                                                            "data_batch_3.bin", "data_batch_4.bin",
-                                                            "data_batch_5.bin"};
+inline const std::array<std::string, 5> kTrainBatchFiles = {"data_batch_1.bin", "data_batch_2.bin", "data_batch_3.bin",
+                                                            "data_batch_4.bin", "data_batch_5.bin"};
 inline constexpr const char* kTestBatchFile = "test_batch.bin";
 inline constexpr const char* kMetaFile = "batches.meta.txt";
 inline constexpr const char* kBatchesFolder = "cifar-10-batches-bin";

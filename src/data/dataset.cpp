@@ -64,8 +64,8 @@ std::vector<std::string> dataset_names() { return registered_names(registry()); 
 
 Dataset load_dataset(const DataConfig& config, SplitRequest request) {
   Dataset d = find_registered(registry(), config.dataset, "dataset").load(config, request);
-  d.normalization = config.normalize == NormalizeKind::Dataset ? Normalization::from_split(d.train.info)
-                                                               : Normalization::recipe();
+  d.normalization =
+      config.normalize == NormalizeKind::Dataset ? Normalization::from_split(d.train.info) : Normalization::recipe();
   return d;
 }
 

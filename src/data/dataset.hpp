@@ -14,8 +14,8 @@
 namespace cifar {
 
 struct Dataset {
-  Split train;  // without images when not asked for, but always with its statistics (info)
-  Split test;   // empty when not asked for
+  Split train;                  // without images when not asked for, but always with its statistics (info)
+  Split test;                   // empty when not asked for
   Normalization normalization;  // what --normalize asks for, for these images
   // Names the training data's content: equal texts mean the same samples in
   // the same order (a resumed run must train on the data its checkpoint did).

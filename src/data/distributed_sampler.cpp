@@ -14,13 +14,12 @@ namespace cifar {
 namespace {
 
 void validate(const SamplerOptions& o) {
-  CIFAR_CHECK(o.world_size >= 1, ConfigError,
-              strprintf("sampler: world size %d must be at least 1", o.world_size));
+  CIFAR_CHECK(o.world_size >= 1, ConfigError, strprintf("sampler: world size %d must be at least 1", o.world_size));
   CIFAR_CHECK(o.rank >= 0 && o.rank < o.world_size, ConfigError,
               strprintf("sampler: rank %d is outside [0, %d)", o.rank, o.world_size));
-  CIFAR_CHECK(o.num_samples >= 1, ConfigError,
-              strprintf("sampler: the split has %lld samples; it needs at least one",
-                        static_cast<long long>(o.num_samples)));
+  CIFAR_CHECK(
+      o.num_samples >= 1, ConfigError,
+      strprintf("sampler: the split has %lld samples; it needs at least one", static_cast<long long>(o.num_samples)));
   CIFAR_CHECK(!o.drop_last || o.num_samples >= o.world_size, ConfigError,
               strprintf("sampler: drop_last with %lld samples and %d ranks leaves every rank empty; "
                         "use fewer ranks or turn drop_last off",

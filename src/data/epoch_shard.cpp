@@ -7,8 +7,8 @@ namespace cifar {
 
 EpochShard::EpochShard(const DataConfig& data, int64_t num_samples, int world_size, int rank, int batch_size,
                        const TrainingPosition& place)
-    : sampler_{num_samples, world_size, rank, static_cast<uint64_t>(data.shuffle_seed), place.epoch, data.shuffle,
-               data.drop_last},
+    : sampler_{num_samples, world_size,   rank,          static_cast<uint64_t>(data.shuffle_seed),
+               place.epoch, data.shuffle, data.drop_last},
       batch_size_(batch_size),
       place_(place) {}
 
@@ -18,9 +18,9 @@ int64_t EpochShard::global_position() const {
 
 long EpochShard::batches() const {
   if (!elastic())
-    return static_cast<long>(batches_per_epoch(
-        samples_per_rank(sampler_.num_samples, sampler_.world_size, sampler_.drop_last), batch_size_,
-        sampler_.drop_last));
+    return static_cast<long>(
+        batches_per_epoch(samples_per_rank(sampler_.num_samples, sampler_.world_size, sampler_.drop_last), batch_size_,
+                          sampler_.drop_last));
   const int64_t end =
       epoch_end(sampler_.num_samples, place_.order_world_size, place_.order_batch_size, sampler_.drop_last);
   const int64_t micro = static_cast<int64_t>(batch_size_) * sampler_.world_size;
@@ -33,8 +33,7 @@ std::vector<int64_t> EpochShard::indices() const {
   order.world_size = place_.order_world_size;
   order.rank = 0;
   return resharded_indices(order, place_.order_batch_size, global_position(),
-                           static_cast<int64_t>(batch_size_) * sampler_.world_size, sampler_.world_size,
-                           sampler_.rank);
+                           static_cast<int64_t>(batch_size_) * sampler_.world_size, sampler_.world_size, sampler_.rank);
 }
 
 LoaderOptions EpochShard::epoch_options(LoaderOptions o) const {

@@ -40,16 +40,16 @@ struct DatasetInfo {
   int schema_version = 0;
   std::vector<std::string> class_names;
   SourceInfo source;
-  std::map<std::string, SplitInfo> splits;  // "train", "test"
+  std::map<std::string, SplitInfo> splits;                // "train", "test"
   const SplitInfo& split(const std::string& name) const;  // DataError if absent
 };
 
 struct Split {
-  std::string name;             // "train" or "test"
-  int64_t begin = 0;            // first sample of the split held here
-  torch::Tensor images;         // uint8 [n,3,32,32], contiguous, CPU
-  torch::Tensor labels;         // int64 [n], values 0..9
-  SplitInfo info;               // statistics of the whole split (not of this range)
+  std::string name;      // "train" or "test"
+  int64_t begin = 0;     // first sample of the split held here
+  torch::Tensor images;  // uint8 [n,3,32,32], contiguous, CPU
+  torch::Tensor labels;  // int64 [n], values 0..9
+  SplitInfo info;        // statistics of the whole split (not of this range)
   std::vector<std::string> class_names;
   int64_t size() const { return labels.defined() ? labels.size(0) : 0; }
 };

@@ -33,8 +33,8 @@ void throw_hdf5_error(const char* call, const char* file, int line, const std::s
   H5Eclear2(H5E_DEFAULT);
   if (context) {
     std::ostringstream os;
-    os << *context << ": " << call << " failed (" << file << ":" << line << "): "
-       << (stack.empty() ? "no HDF5 error text" : stack);
+    os << *context << ": " << call << " failed (" << file << ":" << line
+       << "): " << (stack.empty() ? "no HDF5 error text" : stack);
     throw DataError(os.str());
   }
   throw_library_error("HDF5", stack.empty() ? "no HDF5 error text" : stack, call, file, line);

@@ -23,8 +23,7 @@ std::string hdf5_error_stack_text();
 namespace detail {
 // Throws DataError("<context>: <call> failed (<file>:<line>): <stack>") when
 // context is non-null, LibraryError otherwise.
-[[noreturn]] void throw_hdf5_error(const char* call, const char* file, int line,
-                                   const std::string* context);
+[[noreturn]] void throw_hdf5_error(const char* call, const char* file, int line, const std::string* context);
 }  // namespace detail
 
 // Owns one HDF5 id (file, group, dataset, dataspace, property list, type,
@@ -63,18 +62,18 @@ class H5Handle {
 // LibraryError; H5_CHECK_DATA(call, context) throws DataError whose message starts
 // with `context` (a std::string naming the file and dataset). Both evaluate to
 // the call's value, so ids can be checked inline: hid_t d = H5_CHECK(H5Dopen2(...)).
-#define H5_CHECK(call)                                                          \
-  ([&]() {                                                                      \
-    auto cifar_h5_rc_ = (call);                                                 \
+#define H5_CHECK(call)                                                                           \
+  ([&]() {                                                                                       \
+    auto cifar_h5_rc_ = (call);                                                                  \
     if (cifar_h5_rc_ < 0) ::cifar::detail::throw_hdf5_error(#call, __FILE__, __LINE__, nullptr); \
-    return cifar_h5_rc_;                                                        \
+    return cifar_h5_rc_;                                                                         \
   }())
-#define H5_CHECK_DATA(call, context)                                            \
-  ([&]() {                                                                      \
-    auto cifar_h5_rc_ = (call);                                                 \
-    if (cifar_h5_rc_ < 0) {                                                     \
-      const std::string cifar_h5_ctx_ = (context);                              \
+#define H5_CHECK_DATA(call, context)                                                \
+  ([&]() {                                                                          \
+    auto cifar_h5_rc_ = (call);                                                     \
+    if (cifar_h5_rc_ < 0) {                                                         \
+      const std::string cifar_h5_ctx_ = (context);                                  \
       ::cifar::detail::throw_hdf5_error(#call, __FILE__, __LINE__, &cifar_h5_ctx_); \
-    }                                                                           \
-    return cifar_h5_rc_;                                                        \
+    }                                                                               \
+    return cifar_h5_rc_;                                                            \
   }())

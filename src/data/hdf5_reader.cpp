@@ -5,8 +5,8 @@
 #include <vector>
 
 #include "data/cifar_schema.hpp"
-#include "data/hdf5_errors.hpp"
 #include "data/hdf5_dataset.hpp"
+#include "data/hdf5_errors.hpp"
 #include "data/packed_header.hpp"
 #include "util/error.hpp"
 #include "util/log.hpp"
@@ -105,13 +105,15 @@ hssize_t attr_elements(hid_t attr, const std::string& context) {
 }
 
 template <typename T>
-std::vector<T> read_numeric_attr(hid_t owner, const std::string& path, const std::string& object,
-                                 const char* name, hid_t mem_type, hssize_t expected) {
+std::vector<T> read_numeric_attr(hid_t owner, const std::string& path, const std::string& object, const char* name,
+                                 hid_t mem_type, hssize_t expected) {
   H5Handle attr = open_attr(owner, path, object, name);
   const std::string ctx = where(path, object + " attribute '" + name + "'");
   const hssize_t n = attr_elements(attr.get(), ctx);
-  if (n != expected) fail(path, object, strprintf("attribute '%s' has %lld values, expected %lld", name,
-                                                   static_cast<long long>(n), static_cast<long long>(expected)));
+  if (n != expected)
+    fail(path, object,
+         strprintf("attribute '%s' has %lld values, expected %lld", name, static_cast<long long>(n),
+                   static_cast<long long>(expected)));
   std::vector<T> values(static_cast<size_t>(n));
   H5_CHECK_DATA(H5Aread(attr.get(), mem_type, values.data()), ctx);
   return values;
@@ -149,8 +151,10 @@ std::vector<std::string> read_strings_attr(hid_t owner, const std::string& path,
   H5Handle space(H5_CHECK_DATA(H5Aget_space(attr.get()), ctx), H5Sclose);
   const hssize_t n = H5_CHECK_DATA(H5Sget_simple_extent_npoints(space.get()), ctx);
   if (n != expected)
-    fail(path, object, strprintf("attribute '%s' holds %lld strings, expected %lld; ", name, static_cast<long long>(n),
-                                 static_cast<long long>(expected)) + kRepackHint);
+    fail(path, object,
+         strprintf("attribute '%s' holds %lld strings, expected %lld; ", name, static_cast<long long>(n),
+                   static_cast<long long>(expected)) +
+             kRepackHint);
   VlenStrings raw(type.get(), space.get(), static_cast<size_t>(n));
   H5_CHECK_DATA(H5Aread(attr.get(), type.get(), raw.data()), ctx + " (expected UTF-8 strings)");
   std::vector<std::string> out;
@@ -177,9 +181,8 @@ Filters dataset_filters(hid_t dcpl, const std::string& context) {
   for (int i = 0; i < count; ++i) {
     unsigned flags = 0, config = 0;
     size_t values = 0;
-    const H5Z_filter_t id = H5_CHECK_DATA(H5Pget_filter2(dcpl, static_cast<unsigned>(i), &flags, &values, nullptr,
-                                                         0, nullptr, &config),
-                                          context);
+    const H5Z_filter_t id = H5_CHECK_DATA(
+        H5Pget_filter2(dcpl, static_cast<unsigned>(i), &flags, &values, nullptr, 0, nullptr, &config), context);
     f.fletcher32 = f.fletcher32 || id == H5Z_FILTER_FLETCHER32;
     f.deflate = f.deflate || id == H5Z_FILTER_DEFLATE;
   }
@@ -200,8 +203,8 @@ void check_dataset_storage(hid_t dset, const std::string& path, const std::strin
     fail(path, object, std::string("is not stored in chunks with checksums; ") + kRepackHint);
   const Filters filters = dataset_filters(dcpl.get(), context);
   if (!filters.fletcher32)
-    fail(path, object, std::string("has no Fletcher32 checksum filter, so corruption would go unnoticed; ") +
-                           kRepackHint);
+    fail(path, object,
+         std::string("has no Fletcher32 checksum filter, so corruption would go unnoticed; ") + kRepackHint);
   hsize_t expected_chunks = 1, raw_bytes = 1;
   for (size_t i = 0; i < dims.size(); ++i) {
     expected_chunks *= chunk[i] == 0 ? 0 : (dims[i] + chunk[i] - 1) / chunk[i];
@@ -211,17 +214,19 @@ void check_dataset_storage(hid_t dset, const std::string& path, const std::strin
   H5Handle space(H5_CHECK_DATA(H5Dget_space(dset), context), H5Sclose);
   H5_CHECK_DATA(H5Dget_num_chunks(dset, space.get(), &stored_chunks), context);
   if (stored_chunks != expected_chunks)
-    fail(path, object, strprintf("declares %llu chunk(s) of data but only %llu were ever written (the rest would "
-                                 "read back as zeros); ",
-                                 static_cast<unsigned long long>(expected_chunks),
-                                 static_cast<unsigned long long>(stored_chunks)) + kRepackHint);
+    fail(path, object,
+         strprintf("declares %llu chunk(s) of data but only %llu were ever written (the rest would "
+                   "read back as zeros); ",
+                   static_cast<unsigned long long>(expected_chunks), static_cast<unsigned long long>(stored_chunks)) +
+             kRepackHint);
   const hsize_t stored = H5Dget_storage_size(dset);
   const long long file_bytes = paths::check_regular_file(path).size;
   const double capacity = static_cast<double>(stored) * (filters.deflate ? kMaxDeflateRatio : 1.0);
   if (static_cast<long long>(stored) > file_bytes || static_cast<double>(raw_bytes) > capacity)
-    fail(path, object, strprintf("declares %llu bytes but stores %llu in a file of %lld; ",
-                                 static_cast<unsigned long long>(raw_bytes), static_cast<unsigned long long>(stored),
-                                 file_bytes) + kRepackHint);
+    fail(path, object,
+         strprintf("declares %llu bytes but stores %llu in a file of %lld; ",
+                   static_cast<unsigned long long>(raw_bytes), static_cast<unsigned long long>(stored), file_bytes) +
+             kRepackHint);
 }
 
 // Opens a dataset and checks it is unsigned 8-bit with the expected shape
@@ -263,16 +268,19 @@ SplitInfo read_split_info(hid_t file, const std::string& path, const std::string
   H5Handle group(H5_CHECK_DATA(H5Gopen2(file, group_name.c_str(), H5P_DEFAULT), where(path, object)), H5Gclose);
   SplitInfo info;
   info.count = read_numeric_attr<int64_t>(group.get(), path, object, schema::kAttrCount, H5T_NATIVE_INT64, 1)[0];
-  const auto classes = read_numeric_attr<int64_t>(group.get(), path, object, schema::kAttrClassCounts,
-                                                  H5T_NATIVE_INT64, schema::kNumClasses);
+  const auto classes = read_numeric_attr<int64_t>(group.get(), path, object, schema::kAttrClassCounts, H5T_NATIVE_INT64,
+                                                  schema::kNumClasses);
   std::copy(classes.begin(), classes.end(), info.class_counts.begin());
   const auto mean = read_numeric_attr<double>(group.get(), path, object, schema::kAttrMean, H5T_NATIVE_DOUBLE, 3);
   const auto std = read_numeric_attr<double>(group.get(), path, object, schema::kAttrStd, H5T_NATIVE_DOUBLE, 3);
   // --normalize dataset divides by these: numbers from the file, checked against what pixel/255 allows.
   for (int c = 0; c < 3; ++c) {
     if (!(mean[c] >= 0 && mean[c] <= 1 && std[c] > 0 && std[c] <= 0.5))
-      fail(path, object, strprintf("channel %d has mean %g and std %g; pixel/255 has a mean in [0, 1] and a std in "
-                                   "(0, 0.5]; ", c, mean[c], std[c]) + kRepackHint);
+      fail(path, object,
+           strprintf("channel %d has mean %g and std %g; pixel/255 has a mean in [0, 1] and a std in "
+                     "(0, 0.5]; ",
+                     c, mean[c], std[c]) +
+               kRepackHint);
   }
   std::copy(mean.begin(), mean.end(), info.mean.begin());
   std::copy(std.begin(), std.end(), info.std.begin());
@@ -282,9 +290,9 @@ SplitInfo read_split_info(hid_t file, const std::string& path, const std::string
                      &images);
   open_uint8_dataset(file, path, schema::labels_path(split), {-1}, &labels);
   if (images != info.count || labels != info.count) {
-    fail(path, object, strprintf("holds %lld images and %lld labels but its count attribute says %lld",
-                                 static_cast<long long>(images), static_cast<long long>(labels),
-                                 static_cast<long long>(info.count)));
+    fail(path, object,
+         strprintf("holds %lld images and %lld labels but its count attribute says %lld",
+                   static_cast<long long>(images), static_cast<long long>(labels), static_cast<long long>(info.count)));
   }
   return info;
 }
@@ -295,8 +303,9 @@ DatasetInfo read_info(hid_t file, const std::string& path) {
   info.schema_version =
       read_numeric_attr<int32_t>(file, path, "root", schema::kAttrSchemaVersion, H5T_NATIVE_INT32, 1)[0];
   if (info.schema_version != schema::kSchemaVersion) {
-    fail(path, "root", strprintf("schema version %d, this program reads version %d; ", info.schema_version,
-                                 schema::kSchemaVersion) + kRepackHint);
+    fail(path, "root",
+         strprintf("schema version %d, this program reads version %d; ", info.schema_version, schema::kSchemaVersion) +
+             kRepackHint);
   }
   info.class_names = read_strings_attr(file, path, "root", schema::kAttrClassNames, schema::kNumClasses);
   info.source.kind = read_string_attr(file, path, schema::kAttrSourceKind);
@@ -319,15 +328,14 @@ void read_rows(hid_t file, const std::string& path, const std::string& name, int
   H5Handle file_space(H5_CHECK_DATA(H5Dget_space(dset.get()), where(path, object)), H5Sclose);
   H5_CHECK_DATA(H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start.data(), nullptr, dims.data(), nullptr),
                 where(path, object));
-  H5Handle mem_space(H5_CHECK_DATA(H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr),
-                                   where(path, object)),
-                     H5Sclose);
+  H5Handle mem_space(
+      H5_CHECK_DATA(H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr), where(path, object)),
+      H5Sclose);
   const herr_t rc = H5Dread(dset.get(), H5T_NATIVE_UINT8, mem_space.get(), file_space.get(), H5P_DEFAULT, out);
   if (rc < 0) {
     const std::string stack = hdf5_error_stack_text();
     H5Eclear2(H5E_DEFAULT);
-    const bool checksum = stack.find("Fletcher32") != std::string::npos ||
-                          stack.find("checksum") != std::string::npos;
+    const bool checksum = stack.find("Fletcher32") != std::string::npos || stack.find("checksum") != std::string::npos;
     fail(path, object,
          std::string(checksum ? "checksum error: a chunk is corrupted (Fletcher32 mismatch); "
                               : "read failed (truncated or damaged file?); ") +
@@ -367,17 +375,15 @@ Split PackedFile::split(const std::string& split, int64_t begin, int64_t count) 
   if (count < 0) count = total - begin;
   if (begin < 0 || count < 0 || begin + count > total) {
     throw DataError(where(path, "split " + split) +
-                    strprintf(": range [%lld, %lld) is outside the split's %lld samples",
-                              static_cast<long long>(begin), static_cast<long long>(begin + count),
-                              static_cast<long long>(total)));
+                    strprintf(": range [%lld, %lld) is outside the split's %lld samples", static_cast<long long>(begin),
+                              static_cast<long long>(begin + count), static_cast<long long>(total)));
   }
   out.begin = begin;
   const int64_t bytes = count * (schema::kImageBytes + 1);
   if (bytes > physical_memory_bytes())
     fail(path, "split " + split,
          strprintf("%lld samples need %.1f GiB in memory on every rank, more than this machine's %.1f GiB",
-                   static_cast<long long>(count), bytes / double(1 << 30),
-                   physical_memory_bytes() / double(1 << 30)));
+                   static_cast<long long>(count), bytes / double(1 << 30), physical_memory_bytes() / double(1 << 30)));
   out.images = torch::empty({count, schema::kChannels, schema::kHeight, schema::kWidth}, torch::kUInt8);
   torch::Tensor labels8 = torch::empty({count}, torch::kUInt8);
   if (count > 0) {
@@ -390,7 +396,8 @@ Split PackedFile::split(const std::string& split, int64_t begin, int64_t count) 
     const int64_t first = labels8.ge(schema::kNumClasses).nonzero()[0][0].item<int64_t>();
     fail(path, "dataset " + schema::labels_path(split),
          strprintf("%lld labels are outside 0..9 (first at sample %lld, value %d); ", static_cast<long long>(bad),
-                   static_cast<long long>(begin + first), labels8[first].item<int>()) + kRepackHint);
+                   static_cast<long long>(begin + first), labels8[first].item<int>()) +
+             kRepackHint);
   }
   out.labels = labels8.to(torch::kLong);
   if (begin == 0 && count == total) {
@@ -400,7 +407,8 @@ Split PackedFile::split(const std::string& split, int64_t begin, int64_t count) 
         fail(path, "dataset " + schema::labels_path(split),
              strprintf("class %d occurs %lld times but class_counts says %lld; ", c,
                        static_cast<long long>(counts[c].item<int64_t>()),
-                       static_cast<long long>(out.info.class_counts[c])) + kRepackHint);
+                       static_cast<long long>(out.info.class_counts[c])) +
+                 kRepackHint);
       }
     }
   }

@@ -10,9 +10,9 @@
 #include <cstring>
 #include <vector>
 
-#include "util/md5.hpp"
 #include "util/error.hpp"
 #include "util/log.hpp"
+#include "util/md5.hpp"
 
 namespace cifar::packed_header {
 namespace {
@@ -153,8 +153,8 @@ Check check(const std::string& path) {
   uint64_t recorded_size = 0;
   Digest recorded{};
   if (got < kBytes || !parse_fields(header, recorded_size, recorded)) {
-    result.problem = strprintf("its checksum header (the first %llu bytes) is damaged",
-                               static_cast<unsigned long long>(kBytes));
+    result.problem =
+        strprintf("its checksum header (the first %llu bytes) is damaged", static_cast<unsigned long long>(kBytes));
     return result;
   }
   if (size != recorded_size) {
@@ -162,8 +162,8 @@ Check check(const std::string& path) {
         size < recorded_size
             ? strprintf("truncated: cifar_pack wrote %llu bytes, %llu are left",
                         static_cast<unsigned long long>(recorded_size), static_cast<unsigned long long>(size))
-            : strprintf("is %llu bytes long, %llu more than cifar_pack wrote",
-                        static_cast<unsigned long long>(size), static_cast<unsigned long long>(size - recorded_size));
+            : strprintf("is %llu bytes long, %llu more than cifar_pack wrote", static_cast<unsigned long long>(size),
+                        static_cast<unsigned long long>(size - recorded_size));
     return result;
   }
   std::string md5;

@@ -3,8 +3,8 @@
 
 #include <algorithm>
 
-#include "util/cifar10.hpp"
 #include "step/precision.hpp"
+#include "util/cifar10.hpp"
 
 namespace cifar {
 namespace {
@@ -57,8 +57,8 @@ torch::Tensor plain_logits(Model& model, const torch::Tensor& images, const Norm
 // rank replaces the plain logits of its own picked images with the views'.
 // Collective: every rank calls it, with or without batches.
 void augment_least_confident(Model& model, const Split& test, const std::vector<torch::Tensor>& batches,
-                             std::vector<torch::Tensor>& logits, const Normalization& normalization,
-                             Communicator& comm, const EvalOptions& o) {
+                             std::vector<torch::Tensor>& logits, const Normalization& normalization, Communicator& comm,
+                             const EvalOptions& o) {
   const int64_t n = test.size();
   const auto k = static_cast<int64_t>(o.tta_fraction * static_cast<double>(n));
   if (k <= 0) return;  // the same n and fraction on every rank: all return here
@@ -107,12 +107,10 @@ Evaluation from_totals(const torch::Tensor& totals) {
 
 std::vector<EvalView> tta_views(TtaMode mode) {
   switch (mode) {
-    case TtaMode::None:
-      return {EvalView{}};
-    case TtaMode::Mirror:
-      return {{0, 0, false, 0.5}, {0, 0, true, 0.5}};
+    case TtaMode::None: return {EvalView{}};
+    case TtaMode::Mirror: return {{0, 0, false, 0.5}, {0, 0, true, 0.5}};
     case TtaMode::MirrorTranslate:
-      return {{0, 0, false, 0.25},    {0, 0, true, 0.25},    {-1, -1, false, 0.125},
+      return {{0, 0, false, 0.25},   {0, 0, true, 0.25},   {-1, -1, false, 0.125},
               {-1, -1, true, 0.125}, {1, 1, false, 0.125}, {1, 1, true, 0.125}};
     case TtaMode::MirrorTranslateEqual: {
       std::vector<EvalView> views = tta_views(TtaMode::MirrorTranslate);

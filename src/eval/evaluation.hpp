@@ -55,7 +55,7 @@ struct EvalOptions {
   torch::Device device = torch::kCPU;  // where the model runs
   torch::MemoryFormat format = torch::MemoryFormat::Contiguous;
   Precision precision = Precision::Fp32;  // autocast of the forward passes
-  double tta_fraction = 1.0;  // of the split, the least confident, that get the views (selective TTA)
+  double tta_fraction = 1.0;              // of the split, the least confident, that get the views (selective TTA)
 };
 
 // The options of the evaluation during training: --tta, --tta-fraction and
@@ -70,9 +70,9 @@ struct Evaluation {
   std::vector<int64_t> confusion;
 
   int64_t count(int true_class, int predicted) const;
-  int64_t correct() const;                       // the diagonal's sum
-  int64_t class_count(int true_class) const;     // images of that class
-  double class_accuracy(int true_class) const;   // 0 for a class with no images
+  int64_t correct() const;                      // the diagonal's sum
+  int64_t class_count(int true_class) const;    // images of that class
+  double class_accuracy(int true_class) const;  // 0 for a class with no images
 };
 
 // Collective over `comm`. `test` may live on the CPU or on options.device.

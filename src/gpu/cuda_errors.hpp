@@ -9,13 +9,13 @@
 
 #include "util/error.hpp"
 
-#define CUDA_CHECK(call)                                                                       \
-  do {                                                                                         \
-    cudaError_t cifar_cuda_rc_ = (call);                                                       \
-    if (cifar_cuda_rc_ != cudaSuccess)                                                         \
-      ::cifar::detail::throw_library_error(                                                    \
-          "CUDA", std::string(cudaGetErrorName(cifar_cuda_rc_)) + ": " + cudaGetErrorString(cifar_cuda_rc_), \
-          #call, __FILE__, __LINE__);                                                          \
+#define CUDA_CHECK(call)                                                                                            \
+  do {                                                                                                              \
+    cudaError_t cifar_cuda_rc_ = (call);                                                                            \
+    if (cifar_cuda_rc_ != cudaSuccess)                                                                              \
+      ::cifar::detail::throw_library_error(                                                                         \
+          "CUDA", std::string(cudaGetErrorName(cifar_cuda_rc_)) + ": " + cudaGetErrorString(cifar_cuda_rc_), #call, \
+          __FILE__, __LINE__);                                                                                      \
   } while (0)
 
 namespace cifar::detail {
@@ -33,10 +33,10 @@ inline std::string nccl_error_text(ncclResult_t rc) {
 }
 }  // namespace cifar::detail
 
-#define NCCL_CHECK(call)                                                                       \
-  do {                                                                                         \
-    ncclResult_t cifar_nccl_rc_ = (call);                                                      \
-    if (cifar_nccl_rc_ != ncclSuccess && cifar_nccl_rc_ != ncclInProgress)                     \
-      ::cifar::detail::throw_library_error("NCCL", ::cifar::detail::nccl_error_text(cifar_nccl_rc_), \
-                                           #call, __FILE__, __LINE__);                         \
+#define NCCL_CHECK(call)                                                                                              \
+  do {                                                                                                                \
+    ncclResult_t cifar_nccl_rc_ = (call);                                                                             \
+    if (cifar_nccl_rc_ != ncclSuccess && cifar_nccl_rc_ != ncclInProgress)                                            \
+      ::cifar::detail::throw_library_error("NCCL", ::cifar::detail::nccl_error_text(cifar_nccl_rc_), #call, __FILE__, \
+                                           __LINE__);                                                                 \
   } while (0)

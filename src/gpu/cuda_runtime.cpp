@@ -15,7 +15,8 @@ int device_count(std::string* why_none) {
   int n = 0;
   const cudaError_t rc = cudaGetDeviceCount(&n);
   if (rc != cudaSuccess) {
-    if (why_none) *why_none = std::string("cudaGetDeviceCount: ") + cudaGetErrorName(rc) + ": " + cudaGetErrorString(rc);
+    if (why_none)
+      *why_none = std::string("cudaGetDeviceCount: ") + cudaGetErrorName(rc) + ": " + cudaGetErrorString(rc);
     cudaGetLastError();  // clear the sticky-free error so later calls start clean
     return 0;
   }

@@ -11,8 +11,8 @@
 #include <cstdint>
 #include <cstring>
 #include <map>
-#include <tuple>
 #include <memory>
+#include <tuple>
 #include <unordered_map>
 #include <vector>
 
@@ -25,7 +25,7 @@ namespace {
 namespace archive_detail {
 
 // Sizes and signatures of the zip format (APPNOTE.TXT), as miniz names them.
-constexpr uint32_t kEndSig = 0x06054b50;          // end of central directory
+constexpr uint32_t kEndSig = 0x06054b50;  // end of central directory
 constexpr uint32_t kZip64LocatorSig = 0x07064b50;
 constexpr uint32_t kZip64EndSig = 0x06064b50;
 constexpr uint32_t kCentralSig = 0x02014b50;
@@ -68,8 +68,8 @@ struct Entry {
   uint64_t header = 0;  // local header's offset
   uint64_t data = 0;    // the data's offset
   uint64_t compressed = 0;
-  uint64_t size = 0;    // uncompressed: what LibTorch allocates
-  uint32_t crc = 0;     // the CRC-32 of the uncompressed bytes, as the writer recorded it
+  uint64_t size = 0;  // uncompressed: what LibTorch allocates
+  uint32_t crc = 0;   // the CRC-32 of the uncompressed bytes, as the writer recorded it
   bool stored = true;
 };
 
@@ -324,8 +324,8 @@ class PickleCheck {
     // LibTorch grows its memo table to the index (16 bytes an entry); torch's
     // and Python's picklers number entries 0, 1, 2, ...
     if (id > puts_)
-      fail(at, "memo index " + n(id) + " stored after only " + n(puts_) +
-                   " memo entries (a writer numbers them in order)");
+      fail(at,
+           "memo index " + n(id) + " stored after only " + n(puts_) + " memo entries (a writer numbers them in order)");
     if (stack_.empty()) fail(at, "memo store from an empty stack");
     memo_[id] = stack_.back();
     ++puts_;
@@ -375,7 +375,12 @@ class PickleCheck {
       case '(':  // MARK
         marks_.push_back(stack_.size());
         break;
-      case ')': case ']': case '}': case 'N': case 0x88: case 0x89:  // empty tuple/list/dict, None, True, False
+      case ')':
+      case ']':
+      case '}':
+      case 'N':
+      case 0x88:
+      case 0x89:  // empty tuple/list/dict, None, True, False
         stack_.emplace_back();
         break;
       case 'K': push_int(static_cast<int64_t>(le(arg(1, at, "BININT1"), 1))); break;
@@ -395,9 +400,14 @@ class PickleCheck {
         push_string(length, at, "BINUNICODE");
         break;
       }
-      case 'G': arg(8, at, "BINFLOAT"); stack_.emplace_back(); break;
+      case 'G':
+        arg(8, at, "BINFLOAT");
+        stack_.emplace_back();
+        break;
       case 't': push_tuple(pop_mark(at, "TUPLE")); break;
-      case 0x85: case 0x86: case 0x87: {  // TUPLE1..3
+      case 0x85:
+      case 0x86:
+      case 0x87: {  // TUPLE1..3
         std::vector<Value> items(static_cast<size_t>(op - 0x84));
         for (size_t k = items.size(); k-- > 0;) items[k] = pop(at, "TUPLEn");
         push_tuple(std::move(items));
@@ -407,7 +417,10 @@ class PickleCheck {
         pop_mark(at, "APPENDS");
         if (stack_.empty()) fail(at, "APPENDS without a list");
         break;
-      case 'l': pop_mark(at, "LIST"); stack_.emplace_back(); break;
+      case 'l':
+        pop_mark(at, "LIST");
+        stack_.emplace_back();
+        break;
       case 'd':
         if (pop_mark(at, "DICT").size() % 2) fail(at, "DICT of an odd number of keys and values");
         stack_.emplace_back();
@@ -430,21 +443,23 @@ class PickleCheck {
         int64_t scalar = -1;
 #define CIFAR_STORAGE_NAME(_, type) \
   if (name == #type "Storage") scalar = static_cast<int64_t>(c10::ScalarType::type);
-        if (module == "torch") { AT_FORALL_SCALAR_TYPES_WITH_COMPLEX_AND_QINTS(CIFAR_STORAGE_NAME) }
+        if (module == "torch") {
+          AT_FORALL_SCALAR_TYPES_WITH_COMPLEX_AND_QINTS(CIFAR_STORAGE_NAME)
+        }
 #undef CIFAR_STORAGE_NAME
         if (scalar >= 0) push_int(scalar);
         else stack_.emplace_back();
         break;
       }
       case 0x81: pop(at, "NEWOBJ"); break;  // LibTorch drops the empty tuple; the class stays
-      case 'b': case 'R':                    // BUILD, REDUCE: callable and argument become the result
+      case 'b':
+      case 'R':  // BUILD, REDUCE: callable and argument become the result
         pop(at, "REDUCE");
         pop(at, "REDUCE");
         stack_.emplace_back();
         break;
       case 'Q': persistent_id(at); break;
-      default:
-        fail(at, strprintf("opcode 0x%02x, which LibTorch's unpickler does not read", op));
+      default: fail(at, strprintf("opcode 0x%02x, which LibTorch's unpickler does not read", op));
     }
     return true;
   }
@@ -474,7 +489,8 @@ class SourceLine {
     if (lit("class ")) return ident() && lit("(Module):") && end();
     if (!lit("  ")) return false;
     const size_t body = i_;
-    for (const char* list : {"__parameters__ = ", "__buffers__ = ", "__forward_pre_hooks__ = ", "__forward_hooks__ = "}) {
+    for (const char* list :
+         {"__parameters__ = ", "__buffers__ = ", "__forward_pre_hooks__ = ", "__forward_hooks__ = "}) {
       i_ = body;
       if (lit(list)) return strings() && end();
     }
@@ -521,7 +537,8 @@ class SourceLine {
   bool type(int depth) {
     const size_t start = i_;
     if (depth > 8 || !ident()) return false;
-    while (lit(".")) if (!ident()) return false;
+    while (lit("."))
+      if (!ident()) return false;
     const std::string name = s_.substr(start, i_ - start);
     for (const char* plain : {"Tensor", "int", "float", "bool", "str", "NoneType", "Device"})
       if (name == plain) return true;
@@ -574,7 +591,8 @@ void check_deflated_crcs(const Zip& zip, caffe2::serialize::PyTorchStreamReader&
       const auto record = reader.getRecord(e.name.substr(prefix.size()));
       actual = crc32(std::get<0>(record).get(), std::get<1>(record));
     } catch (const c10::Error&) {
-      throw DamagedArchiveError(e.name, "zip entry '" + e.name + "' does not inflate (its deflated bytes are not a deflate stream)");
+      throw DamagedArchiveError(
+          e.name, "zip entry '" + e.name + "' does not inflate (its deflated bytes are not a deflate stream)");
     }
     check_crc(e, actual);
   }
@@ -620,7 +638,8 @@ void check_torch_archive(const char* data, size_t size) {
     if (!ends_with(name, "pkl") || name.compare(0, prefix.size(), prefix) != 0) continue;
     const auto record = reader.getRecord(e.name.substr(prefix.size()));
     PickleCheck(zip, e, static_cast<const unsigned char*>(std::get<0>(record).get()), std::get<1>(record),
-                storage_bytes).run();
+                storage_bytes)
+        .run();
   }
 }
 
@@ -643,8 +662,10 @@ void check_module_sources(const char* data, size_t size) {
         std::string shown = line.substr(0, 80);
         for (char& c : shown)
           if (static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) > 0x7e) c = '?';
-        throw ArchiveError("source '" + e.name + "' line " + n(number) + " is not one torch writes for a module "
-                           "of attributes: '" + shown + "'");
+        throw ArchiveError("source '" + e.name + "' line " + n(number) +
+                           " is not one torch writes for a module "
+                           "of attributes: '" +
+                           shown + "'");
       }
       in_class = in_class || line.compare(0, 6, "class ") == 0;
       begin = nl + 1;

@@ -14,7 +14,9 @@ using torch::autograd::variable_list;
 
 // Rows of the output handed to one thread at a time: enough elements that the
 // scheduling cost is noise (ATen's own grain is 32768 elements).
-int64_t row_grain(int64_t elements_per_row) { return std::max<int64_t>(1, 32768 / std::max<int64_t>(1, elements_per_row)); }
+int64_t row_grain(int64_t elements_per_row) {
+  return std::max<int64_t>(1, 32768 / std::max<int64_t>(1, elements_per_row));
+}
 
 // max_pool2d's rule, in its scan order: a later value v replaces the maximum
 // when it is larger or NaN. (v != v is isnan, in a form that vectorises.)
@@ -27,8 +29,7 @@ inline void take_if_larger(float v, uint8_t k, float& best, uint8_t& at) {
 // One window, C channels: a, b (top row), c, d (bottom row) in NHWC. The
 // restrict pointers let the compiler vectorise across channels.
 void pool_relu_window(const float* __restrict a, const float* __restrict b, const float* __restrict c,
-                      const float* __restrict d, int64_t channels, float* __restrict out,
-                      uint8_t* __restrict where) {
+                      const float* __restrict d, int64_t channels, float* __restrict out, uint8_t* __restrict where) {
   for (int64_t ch = 0; ch < channels; ++ch) {
     float best = a[ch];
     uint8_t at = 0;
@@ -70,12 +71,12 @@ void pool_relu_backward_window(const float* __restrict grad_out, const float* __
   }
 }
 
-void pool_relu_backward_row(const float* grad_out, const float* out, const uint8_t* where, int64_t out_w,
-                            int64_t in_w, int64_t channels, float* top, float* bottom) {
+void pool_relu_backward_row(const float* grad_out, const float* out, const uint8_t* where, int64_t out_w, int64_t in_w,
+                            int64_t channels, float* top, float* bottom) {
   for (int64_t ox = 0; ox < out_w; ++ox) {
     const int64_t left = 2 * ox * channels, right = left + channels, at = ox * channels;
-    pool_relu_backward_window(grad_out + at, out + at, where + at, channels, top + left, top + right,
-                              bottom + left, bottom + right);
+    pool_relu_backward_window(grad_out + at, out + at, where + at, channels, top + left, top + right, bottom + left,
+                              bottom + right);
   }
   // An odd width's last column is outside every window.
   for (int64_t x = 2 * out_w; x < in_w; ++x) {
@@ -135,8 +136,8 @@ struct PoolRelu : torch::autograd::Function<PoolRelu> {
 }  // namespace
 
 bool fused_pool_relu_applies(const torch::Tensor& x) {
-  return x.device().is_cpu() && x.scalar_type() == torch::kFloat && x.dim() == 4 && x.size(2) >= 2 &&
-         x.size(3) >= 2 && x.size(1) > 0 && x.is_contiguous(torch::MemoryFormat::ChannelsLast);
+  return x.device().is_cpu() && x.scalar_type() == torch::kFloat && x.dim() == 4 && x.size(2) >= 2 && x.size(3) >= 2 &&
+         x.size(1) > 0 && x.is_contiguous(torch::MemoryFormat::ChannelsLast);
 }
 
 torch::Tensor max_pool2x2_relu(const torch::Tensor& x) {

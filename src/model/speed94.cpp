@@ -67,7 +67,8 @@ Speed94::Speed94(const Speed94Options& options) : Model("Speed94"), options_(opt
   block1_ = register_module("block1", std::make_shared<Speed94Block>(kWhitenChannels, kWidths[0], options));
   block2_ = register_module("block2", std::make_shared<Speed94Block>(kWidths[0], kWidths[1], options));
   block3_ = register_module("block3", std::make_shared<Speed94Block>(kWidths[1], kWidths[2], options));
-  head_ = register_module("head", torch::nn::Linear(torch::nn::LinearOptions(kWidths[2], cifar10::kNumClasses).bias(false)));
+  head_ = register_module("head",
+                          torch::nn::Linear(torch::nn::LinearOptions(kWidths[2], cifar10::kNumClasses).bias(false)));
   if (options.head_init_std > 0) {
     torch::NoGradGuard no_grad;
     head_->weight.mul_(options.head_init_std / head_->weight.std());

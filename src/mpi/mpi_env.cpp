@@ -48,10 +48,11 @@ MpiEnvironment::MpiEnvironment(int* argc, char*** argv) {
     int rank = 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     if (rank == 0) {
-      log::error(strprintf("the MPI library provides only %s, but cifar_mpi needs MPI_THREAD_MULTIPLE "
-                           "(gradients are reduced from a communication thread). Use an MPI built with "
-                           "thread support (Open MPI: --enable-mpi-thread-multiple).",
-                           thread_level_name(provided)));
+      log::error(
+          strprintf("the MPI library provides only %s, but cifar_mpi needs MPI_THREAD_MULTIPLE "
+                    "(gradients are reduced from a communication thread). Use an MPI built with "
+                    "thread support (Open MPI: --enable-mpi-thread-multiple).",
+                    thread_level_name(provided)));
     }
     abort_job(kExitFailure);
   }

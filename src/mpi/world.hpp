@@ -15,7 +15,7 @@ struct World {
   int local_size = 1;  // ranks on this node
   int node_index = 0;  // 0..num_nodes-1, ordered by the lowest world rank on each node
   int num_nodes = 1;
-  std::string host;    // MPI_Get_processor_name
+  std::string host;  // MPI_Get_processor_name
 };
 
 // Collective over `comm`: splits it by shared-memory node and derives the

@@ -70,7 +70,7 @@ class GraphSafeSGD final : public torch::optim::SGD, public GraphSafeStep {
  private:
   struct GroupState {
     std::vector<torch::Tensor> params, buffers;  // buffers: empty without momentum
-    bool first_step = true;  // the buffers are still to be set to the first gradient (torch's rule)
+    bool first_step = true;                      // the buffers are still to be set to the first gradient (torch's rule)
   };
   void prepare_state();
   void step_group(size_t g);

@@ -51,9 +51,9 @@ void Lookahead::restore_state(const StateDict& state) {
   const auto it = state.find(std::string(kAverageKey));
   if (it == state.end()) throw CheckpointError("it has no lookahead average, but this run uses --lookahead-every");
   const std::vector<at::Tensor> average = it->value().toTensorVector();
-  CIFAR_CHECK(average.size() == average_.size(), CheckpointError,
-              strprintf("the checkpoint's lookahead average has %zu tensors, this model %zu", average.size(),
-                        average_.size()));
+  CIFAR_CHECK(
+      average.size() == average_.size(), CheckpointError,
+      strprintf("the checkpoint's lookahead average has %zu tensors, this model %zu", average.size(), average_.size()));
   torch::NoGradGuard no_grad;
   for (size_t i = 0; i < average.size(); ++i) average_[i].copy_(average[i]);
 }

@@ -61,8 +61,8 @@ Muon::Muon(std::vector<torch::optim::OptimizerParamGroup> groups, MuonOptions de
     TORCH_CHECK(o.momentum() >= 0 && o.momentum() < 1, "Muon: momentum must be in [0, 1)");
     if (!o.orthogonalize()) continue;
     for (const auto& p : g.params())
-      TORCH_CHECK(p.dim() >= 2, "Muon: an orthogonalised group holds matrices and filters only, not a ",
-                  p.dim(), "-d tensor");
+      TORCH_CHECK(p.dim() >= 2, "Muon: an orthogonalised group holds matrices and filters only, not a ", p.dim(),
+                  "-d tensor");
   }
 }
 
@@ -131,8 +131,7 @@ void Muon::assign_owners() {
   }
 }
 
-std::vector<torch::Tensor> Muon::orthogonalized(const std::vector<torch::Tensor>& updates,
-                                                const torch::Tensor& scale) {
+std::vector<torch::Tensor> Muon::orthogonalized(const std::vector<torch::Tensor>& updates, const torch::Tensor& scale) {
   const int rank = comm_ ? comm_->rank() : 0;
   const int ranks = comm_ ? comm_->size() : 1;
   std::vector<torch::Tensor> out(updates.size());
@@ -163,8 +162,9 @@ std::vector<torch::Tensor> Muon::orthogonalized(const std::vector<torch::Tensor>
   const torch::Tensor all = comm_->all_gather(mine);
   for (size_t i = 0; i < updates.size(); ++i) {
     if (owners_[i] == rank) continue;
-    out[i] = all[owners_[i]].narrow(0, offset[i], matrices_[i].rows * matrices_[i].cols).view(
-        {matrices_[i].rows, matrices_[i].cols});
+    out[i] = all[owners_[i]]
+                 .narrow(0, offset[i], matrices_[i].rows * matrices_[i].cols)
+                 .view({matrices_[i].rows, matrices_[i].cols});
   }
   return out;
 }
@@ -207,8 +207,7 @@ void Muon::step_muon() {
     const Matrix& m = matrices_[i];
     const size_t g = matrix_groups_[i];
     const torch::Tensor& lr = lrs_[g];
-    const torch::Tensor rescale =
-        std::sqrt(static_cast<double>(m.rows)) / (m.param.norm() + 1e-7);
+    const torch::Tensor rescale = std::sqrt(static_cast<double>(m.rows)) / (m.param.norm() + 1e-7);
     m.param.mul_(torch::where(due, rescale, torch::ones_like(rescale)));
     m.param.sub_(directions[i].view(m.param.sizes()) * lr);
     m.param.mul_(1 - lr * options_of(param_groups()[g]).weight_decay());

@@ -56,9 +56,9 @@ class Optimizer {
 
  private:
   std::unique_ptr<torch::optim::Optimizer> optimizer_;
-  std::vector<ParameterGroup> groups_;  // the non-empty ones, in the torch optimiser's order
+  std::vector<ParameterGroup> groups_;   // the non-empty ones, in the torch optimiser's order
   GraphSafeStep* graph_safe_ = nullptr;  // optimizer_ itself with --fused-optimizer (and Muon)
-  Muon* muon_ = nullptr;                  // optimizer_ itself with --optimizer muon
+  Muon* muon_ = nullptr;                 // optimizer_ itself with --optimizer muon
 };
 
 }  // namespace cifar

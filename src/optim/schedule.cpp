@@ -23,7 +23,8 @@ double learning_rate(const ScheduleOptions& o, long step) {
   if (o.kind == ScheduleKind::Triangle) {
     const long up = o.warmup_steps > 0 ? o.warmup_steps : static_cast<long>(0.23 * static_cast<double>(total));
     if (step < up) return o.peak_lr * linear(0.2, 1.0, static_cast<double>(step) / static_cast<double>(up));
-    return o.peak_lr * linear(1.0, 0.07, static_cast<double>(step - up) / static_cast<double>(std::max(1L, total - up)));
+    return o.peak_lr *
+           linear(1.0, 0.07, static_cast<double>(step - up) / static_cast<double>(std::max(1L, total - up)));
   }
   if (o.kind == ScheduleKind::OneCycle) {
     const long up = o.warmup_steps > 0 ? o.warmup_steps : std::max(1L, static_cast<long>(0.3 * total));
@@ -35,7 +36,8 @@ double learning_rate(const ScheduleOptions& o, long step) {
     return o.peak_lr * static_cast<double>(step + 1) / static_cast<double>(o.warmup_steps);
   }
   if (o.kind == ScheduleKind::Linear) {
-    return o.peak_lr * linear(1.0, 0.0, static_cast<double>(step - o.warmup_steps) / std::max(1L, total - o.warmup_steps));
+    return o.peak_lr *
+           linear(1.0, 0.0, static_cast<double>(step - o.warmup_steps) / std::max(1L, total - o.warmup_steps));
   }
   if (o.kind == ScheduleKind::Cosine) {
     return cosine(o.peak_lr, 0.0, static_cast<double>(step - o.warmup_steps) / std::max(1L, total - o.warmup_steps));

@@ -79,23 +79,31 @@ void name_python_file(const std::string& path, const std::vector<char>& bytes) {
   const std::string file = "model file '" + path + "'";
   const std::string load = "torch.load('" + path + "')";
   if (bytes.size() >= kLegacyMagic.size() && std::equal(kLegacyMagic.begin(), kLegacyMagic.end(), bytes.begin()))
-    throw CheckpointError(file + " is in torch.save's legacy format (_use_new_zipfile_serialization=False), which "
-                          "LibTorch cannot read; save it again in the zip format: " + resave_command(path, load));
+    throw CheckpointError(file +
+                          " is in torch.save's legacy format (_use_new_zipfile_serialization=False), which "
+                          "LibTorch cannot read; save it again in the zip format: " +
+                          resave_command(path, load));
   if (contains(bytes, "torch.nn.modules") || contains(bytes, std::string("X\x0b\x00\x00\x00_parameters", 16)))
-    throw CheckpointError(file + " holds a pickled nn.Module (torch.save(model)), not a state dict; save the "
-                          "model's state dict instead: torch.save(dict(model.state_dict()), '" + path + "'), or " +
-                          resave_command(path, load + ".state_dict()") + " where the model's class can be imported");
+    throw CheckpointError(file +
+                          " holds a pickled nn.Module (torch.save(model)), not a state dict; save the "
+                          "model's state dict instead: torch.save(dict(model.state_dict()), '" +
+                          path + "'), or " + resave_command(path, load + ".state_dict()") +
+                          " where the model's class can be imported");
   // The pickle's first object (every tensor's rebuild also names an
   // OrderedDict, for its hooks: a plain dict's file has the name too).
-  if (contains(bytes, "\x80\x02" "ccollections\nOrderedDict\n"))
-    throw CheckpointError(file + " holds a Python OrderedDict (torch.save(model.state_dict())), which LibTorch cannot "
-                          "read; save it again as a plain dict: " + resave_command(path, load));
+  if (contains(bytes,
+               "\x80\x02"
+               "ccollections\nOrderedDict\n"))
+    throw CheckpointError(file +
+                          " holds a Python OrderedDict (torch.save(model.state_dict())), which LibTorch cannot "
+                          "read; save it again as a plain dict: " +
+                          resave_command(path, load));
 }
 
 [[noreturn]] void refuse_unreadable(const std::string& path, const std::vector<char>& bytes, const std::string& why) {
   name_python_file(path, bytes);
-  throw CheckpointError("model file '" + path + "' is not a readable torch.save file (truncated or corrupt?): " +
-                        first_line(why));
+  throw CheckpointError("model file '" + path +
+                        "' is not a readable torch.save file (truncated or corrupt?): " + first_line(why));
 }
 
 c10::Dict<c10::IValue, c10::IValue> read_state_dict(const std::string& path) {
@@ -171,13 +179,15 @@ bool starts_with_ddp_prefix(const c10::IValue& key) {
 // key has the prefix and no name of the model does, said once.
 c10::Dict<c10::IValue, c10::IValue> without_ddp_prefix(c10::Dict<c10::IValue, c10::IValue> file, const Model& model,
                                                        const std::string& path) {
-  if (file.empty() || !std::all_of(file.begin(), file.end(), [](const auto& e) { return starts_with_ddp_prefix(e.key()); }))
+  if (file.empty() ||
+      !std::all_of(file.begin(), file.end(), [](const auto& e) { return starts_with_ddp_prefix(e.key()); }))
     return file;
   for (const auto& entry : state_entries(model))
     if (starts_with_ddp_prefix(c10::IValue(entry.first))) return file;
   c10::impl::GenericDict stripped(file.keyType(), file.valueType());
   for (const auto& e : file) stripped.insert(e.key().toStringRef().substr(std::strlen(kDdpPrefix)), e.value());
-  log::info("model file '" + path + "': every key begins with DistributedDataParallel's 'module.' prefix "
+  log::info("model file '" + path +
+            "': every key begins with DistributedDataParallel's 'module.' prefix "
             "(torch.save(ddp.state_dict())); read without it");
   return stripped;
 }

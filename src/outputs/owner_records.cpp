@@ -8,9 +8,9 @@
 #include <sstream>
 
 #include "outputs/checkpoint_files.hpp"
-#include "util/md5.hpp"
 #include "util/atomic_file.hpp"
 #include "util/error.hpp"
+#include "util/md5.hpp"
 #include "util/paths.hpp"
 
 namespace cifar {
@@ -39,9 +39,7 @@ bool has_event_files(const std::string& folder) {
   return false;
 }
 
-std::string owner_text(const OwnerRecord& r) {
-  return "run " + r.run + ", its checkpoints in " + r.checkpoint_dir;
-}
+std::string owner_text(const OwnerRecord& r) { return "run " + r.run + ", its checkpoints in " + r.checkpoint_dir; }
 
 }  // namespace
 
@@ -107,13 +105,14 @@ void write_owner_record(const std::string& record_path, const OwnerRecord& r) {
 
 std::string owner_record_text(const OwnerRecord& r) {
   const RunTotals& t = r.totals;
-  std::string text = std::string(kHeader) + "\nrun " + r.run + "\nkind " + r.kind + "\ncheckpoint-dir " +
-                     r.checkpoint_dir + "\n";
+  std::string text =
+      std::string(kHeader) + "\nrun " + r.run + "\nkind " + r.kind + "\ncheckpoint-dir " + r.checkpoint_dir + "\n";
   if (r.kind == "checkpoint") {
-    text += strprintf("size %lld\ntrain-seconds %.17g\neval-seconds %.17g\nimages %lld\ntest-accuracy %.17g\n"
-                      "partial-epoch-row %d\n",
-                      static_cast<long long>(r.size), t.train_seconds, t.eval_seconds,
-                      static_cast<long long>(t.images), t.test_accuracy, t.partial_epoch_row ? 1 : 0);
+    text += strprintf(
+        "size %lld\ntrain-seconds %.17g\neval-seconds %.17g\nimages %lld\ntest-accuracy %.17g\n"
+        "partial-epoch-row %d\n",
+        static_cast<long long>(r.size), t.train_seconds, t.eval_seconds, static_cast<long long>(t.images),
+        t.test_accuracy, t.partial_epoch_row ? 1 : 0);
     if (t.reached_target())
       text += strprintf("target %.17g\ntarget-accuracy %.17g\ntime-to-target %.17g\ntarget-epochs %d\n", t.target,
                         t.target_accuracy, t.time_to_target, t.target_epochs);
@@ -149,22 +148,25 @@ void check_output_kinds(const RunConfig& c) {
     const std::string head = first_bytes(o.path, 10);
     const bool is_zip = head.rfind("PK\x03\x04", 0) == 0;
     if (std::string(o.kind) == "model" && !is_zip)
-      throw ConfigError(what + " exists and is not a model file (not a zip archive as torch writes): a run never "
+      throw ConfigError(what +
+                        " exists and is not a model file (not a zip archive as torch writes): a run never "
                         "replaces a file of another kind; choose another --output, or move the file away");
     if (std::string(o.kind) == "metrics" && head.rfind("{\"epoch\": ", 0) != 0)
-      throw ConfigError(what + " exists and is not a metrics file (its first line is not a metrics row): a run "
+      throw ConfigError(what +
+                        " exists and is not a metrics file (its first line is not a metrics row): a run "
                         "never replaces a file of another kind; choose another --metrics, or move the file away");
   }
   const std::string& dir = c.checkpoint.dir;
   const std::string& tensorboard = c.output.tensorboard;
   if (c.checkpoint.enabled() && !tensorboard.empty() && paths::absolute(dir) == paths::absolute(tensorboard))
-    throw ConfigError("--checkpoint-dir and --tensorboard name the same folder " + dir +
-                      "; give each its own folder");
+    throw ConfigError("--checkpoint-dir and --tensorboard name the same folder " + dir + "; give each its own folder");
   if (c.checkpoint.enabled() && has_event_files(dir))
-    throw ConfigError("--checkpoint-dir " + dir + " holds TensorBoard event files: it is a --tensorboard folder; "
+    throw ConfigError("--checkpoint-dir " + dir +
+                      " holds TensorBoard event files: it is a --tensorboard folder; "
                       "choose another (empty) --checkpoint-dir");
   if (!tensorboard.empty() && !list_checkpoints(tensorboard).empty())
-    throw ConfigError("--tensorboard " + tensorboard + " holds checkpoints: it is a --checkpoint-dir; choose "
+    throw ConfigError("--tensorboard " + tensorboard +
+                      " holds checkpoints: it is a --checkpoint-dir; choose "
                       "another --tensorboard folder");
 }
 
@@ -182,12 +184,10 @@ void check_output_owners(const RunConfig& c, const std::string& run_id) {
     if (!paths::exists(o.path)) continue;
     const auto record = read_owner_record(o.record);
     if (!record || record->run == run_id) continue;
-    const std::string continue_it = "continue that run (--checkpoint-dir " + record->checkpoint_dir +
-                                    " --resume auto)";
-    throw ConfigError(std::string("--") + o.option + " " + o.path + " belongs to another run (" +
-                      owner_text(*record) + "; owner record " + o.record +
-                      "): a run never replaces or appends to another run's files; " + continue_it +
-                      ", or give this run its own --" + o.option);
+    const std::string continue_it = "continue that run (--checkpoint-dir " + record->checkpoint_dir + " --resume auto)";
+    throw ConfigError(std::string("--") + o.option + " " + o.path + " belongs to another run (" + owner_text(*record) +
+                      "; owner record " + o.record + "): a run never replaces or appends to another run's files; " +
+                      continue_it + ", or give this run its own --" + o.option);
   }
 }
 

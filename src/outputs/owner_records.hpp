@@ -35,8 +35,8 @@ namespace cifar {
 struct RunTotals {
   double train_seconds = 0;
   double eval_seconds = 0;
-  int64_t images = 0;           // trained, all ranks
-  double test_accuracy = -1;    // the last evaluation's, -1 before one
+  int64_t images = 0;              // trained, all ranks
+  double test_accuracy = -1;       // the last evaluation's, -1 before one
   bool partial_epoch_row = false;  // a metrics row for the unfinished epoch was written at this step
   // --target-accuracy reached (the run's end): the TIME_TO_TARGET figures.
   double target = 0, target_accuracy = -1, time_to_target = -1;

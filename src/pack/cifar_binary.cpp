@@ -13,12 +13,12 @@
 #include <memory>
 #include <sstream>
 
-#include "util/atomic_file.hpp"
 #include "data/cifar_schema.hpp"
-#include "util/md5.hpp"
+#include "util/atomic_file.hpp"
 #include "util/crc32.hpp"
 #include "util/error.hpp"
 #include "util/log.hpp"
+#include "util/md5.hpp"
 #include "util/paths.hpp"
 
 namespace cifar {
@@ -73,11 +73,11 @@ int64_t max_member_bytes(const std::string& name) {
 void check_member_size(const std::string& input, const std::string& name, int64_t claimed, bool size_known) {
   const int64_t limit = max_member_bytes(name);
   if (size_known && claimed >= 0 && claimed <= limit) return;
-  throw DataError(strprintf("'%s': %s claims %s bytes, more than the %lld %s (refused before reading it; is it "
-                            "the CIFAR-10 binary release? see tools/download_cifar10.sh)",
-                            input.c_str(), name.c_str(), size_known ? std::to_string(claimed).c_str() : "an unknown number of",
-                            static_cast<long long>(limit),
-                            is_batch_file(name) ? "of a CIFAR-10 batch file" : "a class-name list may have"));
+  throw DataError(strprintf(
+      "'%s': %s claims %s bytes, more than the %lld %s (refused before reading it; is it "
+      "the CIFAR-10 binary release? see tools/download_cifar10.sh)",
+      input.c_str(), name.c_str(), size_known ? std::to_string(claimed).c_str() : "an unknown number of",
+      static_cast<long long>(limit), is_batch_file(name) ? "of a CIFAR-10 batch file" : "a class-name list may have"));
 }
 
 std::string read_member(archive* a, const std::string& name, int64_t size,
@@ -166,14 +166,18 @@ void check_gzip_trailer(const std::string& path) {
     length += static_cast<uint32_t>(n);
   }
   if (crc != le32(tail) || length != le32(tail + 4))
-    throw DataError(damaged + strprintf("its decompressed bytes have CRC-32 %08x and length %u (mod 2^32); its gzip "
-                                        "trailer records %08x and %u", crc, length, le32(tail), le32(tail + 4)) + fix);
+    throw DataError(damaged +
+                    strprintf("its decompressed bytes have CRC-32 %08x and length %u (mod 2^32); its gzip "
+                              "trailer records %08x and %u",
+                              crc, length, le32(tail), le32(tail + 4)) +
+                    fix);
 }
 
 // ---- reading the folder.
 FileMap read_folder(const std::string& input, std::string* md5, std::vector<std::string>* others) {
   std::string folder = input;
-  if (paths::is_directory(paths::join(folder, schema::kBatchesFolder))) folder = paths::join(folder, schema::kBatchesFolder);
+  if (paths::is_directory(paths::join(folder, schema::kBatchesFolder)))
+    folder = paths::join(folder, schema::kBatchesFolder);
   FileMap files;
   for (const std::string& name : paths::list(folder)) {
     const std::string path = paths::join(folder, name);
@@ -213,12 +217,12 @@ void check_structure(const std::string& input, const FileMap& files, const std::
                       " is missing (expected data_batch_1..5.bin and test_batch.bin)");
     }
     if (static_cast<int64_t>(it->second.size()) != schema::kBatchFileBytes) {
-      throw DataError(strprintf("'%s': %s has %zu bytes; every CIFAR-10 batch file has exactly %lld",
-                                input.c_str(), name.c_str(), it->second.size(),
-                                static_cast<long long>(schema::kBatchFileBytes)));
+      throw DataError(strprintf("'%s': %s has %zu bytes; every CIFAR-10 batch file has exactly %lld", input.c_str(),
+                                name.c_str(), it->second.size(), static_cast<long long>(schema::kBatchFileBytes)));
     }
   }
-  if (bins != 6) throw DataError(strprintf("'%s' holds %d .bin files; the CIFAR-10 release has exactly 6", input.c_str(), bins));
+  if (bins != 6)
+    throw DataError(strprintf("'%s' holds %d .bin files; the CIFAR-10 release has exactly 6", input.c_str(), bins));
 }
 
 void append_records(const std::string& input, const std::string& name, const std::string& bytes, RawSplit& split) {
@@ -261,8 +265,8 @@ CifarData read_cifar10_binary(const std::string& input) {
   CifarData data;
   std::vector<std::string> others;  // .bin members the release does not have
   if (archive_input) check_gzip_trailer(input);
-  const FileMap files = archive_input ? read_archive(input, &data.source.md5, &others)
-                                      : read_folder(input, &data.source.md5, &others);
+  const FileMap files =
+      archive_input ? read_archive(input, &data.source.md5, &others) : read_folder(input, &data.source.md5, &others);
   check_structure(input, files, others);
   for (const std::string& name : schema::kTrainBatchFiles) append_records(input, name, files.at(name), data.train);
   append_records(input, schema::kTestBatchFile, files.at(schema::kTestBatchFile), data.test);
@@ -308,7 +312,8 @@ std::vector<std::pair<std::string, std::string>> layout_files(const CifarData& d
   for (const std::string& n : data.class_names) meta += n + "\n";
   files.emplace_back(schema::kMetaFile, meta);
   for (size_t b = 0; b < schema::kTrainBatchFiles.size(); ++b) {
-    files.emplace_back(schema::kTrainBatchFiles[b], batch_bytes(data.train, static_cast<int64_t>(b) * schema::kRecordsPerBatch));
+    files.emplace_back(schema::kTrainBatchFiles[b],
+                       batch_bytes(data.train, static_cast<int64_t>(b) * schema::kRecordsPerBatch));
   }
   files.emplace_back(schema::kTestBatchFile, batch_bytes(data.test, 0));
   return files;
@@ -331,8 +336,9 @@ void write_archive(const std::string& path, const std::vector<std::pair<std::str
   TemporaryFileGuard guard(temp);
   std::unique_ptr<archive, int (*)(archive*)> a(archive_write_new(), archive_write_free);
   auto check = [&](int rc, const char* what) {
-    if (rc != ARCHIVE_OK) throw DataError("cannot write archive '" + path + "': " + what + ": " + archive_error_string(a.get()),
-                                         kExitFailure);
+    if (rc != ARCHIVE_OK)
+      throw DataError("cannot write archive '" + path + "': " + what + ": " + archive_error_string(a.get()),
+                      kExitFailure);
   };
   check(archive_write_add_filter_gzip(a.get()), "gzip filter");
   check(archive_write_set_format_ustar(a.get()), "tar format");

@@ -5,12 +5,12 @@
 #include <string>
 #include <vector>
 
-#include "util/atomic_file.hpp"
 #include "data/cifar_schema.hpp"
-#include "data/hdf5_errors.hpp"
 #include "data/hdf5_dataset.hpp"
-#include "pack/hdf5_writer.hpp"
+#include "data/hdf5_errors.hpp"
 #include "data/packed_header.hpp"
+#include "pack/hdf5_writer.hpp"
+#include "util/atomic_file.hpp"
 #include "util/error.hpp"
 #include "util/log.hpp"
 
@@ -35,15 +35,13 @@ void write_numeric_attr(hid_t owner, const char* name, hid_t type, const T* valu
   H5_CHECK(H5Awrite(attr.get(), type, values));
 }
 
-void write_strings_attr(hid_t owner, const char* name, const std::vector<std::string>& values,
-                        bool scalar) {
+void write_strings_attr(hid_t owner, const char* name, const std::vector<std::string>& values, bool scalar) {
   H5Handle type = utf8_string_type();
   H5Handle space = scalar ? H5Handle(H5_CHECK(H5Screate(H5S_SCALAR)), H5Sclose)
                           : simple_space({static_cast<hsize_t>(values.size())});
   std::vector<const char*> ptrs;
   for (const std::string& v : values) ptrs.push_back(v.c_str());
-  H5Handle attr(H5_CHECK(H5Acreate2(owner, name, type.get(), space.get(), H5P_DEFAULT, H5P_DEFAULT)),
-                H5Aclose);
+  H5Handle attr(H5_CHECK(H5Acreate2(owner, name, type.get(), space.get(), H5P_DEFAULT, H5P_DEFAULT)), H5Aclose);
   H5_CHECK(H5Awrite(attr.get(), type.get(), ptrs.data()));
 }
 
@@ -52,8 +50,8 @@ void write_string_attr(hid_t owner, const char* name, const std::string& value) 
 }
 
 // One chunked uint8 dataset: [n, rest...] with chunks of `chunk_rows` rows.
-void write_uint8_dataset(hid_t group, const char* name, const std::vector<hsize_t>& dims,
-                         hsize_t chunk_rows, const uint8_t* data, const H5WriteOptions& options) {
+void write_uint8_dataset(hid_t group, const char* name, const std::vector<hsize_t>& dims, hsize_t chunk_rows,
+                         const uint8_t* data, const H5WriteOptions& options) {
   std::vector<hsize_t> chunk = dims;
   chunk[0] = std::min<hsize_t>(chunk_rows, dims[0]);
   H5Handle dcpl(H5_CHECK(H5Pcreate(H5P_DATASET_CREATE)), H5Pclose);
@@ -62,14 +60,12 @@ void write_uint8_dataset(hid_t group, const char* name, const std::vector<hsize_
   // Last in the pipeline: the checksum covers the bytes as stored on disk.
   H5_CHECK(H5Pset_fletcher32(dcpl.get()));
   H5Handle space = simple_space(dims);
-  H5Handle dset(H5_CHECK(H5Dcreate2(group, name, H5T_STD_U8LE, space.get(), H5P_DEFAULT, dcpl.get(),
-                                    H5P_DEFAULT)),
+  H5Handle dset(H5_CHECK(H5Dcreate2(group, name, H5T_STD_U8LE, space.get(), H5P_DEFAULT, dcpl.get(), H5P_DEFAULT)),
                 H5Dclose);
   H5_CHECK(H5Dwrite(dset.get(), H5T_NATIVE_UINT8, H5S_ALL, H5S_ALL, H5P_DEFAULT, data));
 }
 
-void write_split(hid_t file, const std::string& name, const RawSplit& split,
-                 const H5WriteOptions& options) {
+void write_split(hid_t file, const std::string& name, const RawSplit& split, const H5WriteOptions& options) {
   CIFAR_CHECK(split.count() > 0, DataError, "cannot pack an empty '" + name + "' split");
   CIFAR_CHECK(static_cast<int64_t>(split.images.size()) == split.count() * schema::kImageBytes, DataError,
               strprintf("split '%s': %zu image bytes for %lld labels", name.c_str(), split.images.size(),
@@ -126,8 +122,8 @@ void write_cifar_h5(const std::string& path, const CifarData& data, const H5Writ
   try {
     write_file(temp, data, options);
   } catch (const LibraryError& e) {
-    throw DataError("cannot write HDF5 file '" + path + "' (check the folder exists and is writable): " +
-                    e.what(), kExitFailure);  // an output: not the bad input of exit code 6
+    throw DataError("cannot write HDF5 file '" + path + "' (check the folder exists and is writable): " + e.what(),
+                    kExitFailure);  // an output: not the bad input of exit code 6
   }
   publish_atomically(temp, path);
   guard.release();

@@ -4,9 +4,9 @@
 #include <algorithm>
 
 #include "data/cifar_schema.hpp"
-#include "util/md5.hpp"
 #include "util/error.hpp"
 #include "util/log.hpp"
+#include "util/md5.hpp"
 
 namespace cifar {
 namespace {
@@ -23,9 +23,9 @@ struct SplitMix64 {
 };
 
 // Base colours (R, G, B), far apart so colour alone is already informative.
-constexpr uint8_t kClassColour[schema::kNumClasses][3] = {{200, 60, 60},  {60, 200, 60},  {60, 60, 200},   {200, 200, 60},
-                                         {200, 60, 200}, {60, 200, 200}, {130, 130, 130}, {220, 140, 60},
-                                         {60, 140, 220}, {140, 60, 140}};
+constexpr uint8_t kClassColour[schema::kNumClasses][3] = {
+    {200, 60, 60},  {60, 200, 60},   {60, 60, 200},  {200, 200, 60}, {200, 60, 200},
+    {60, 200, 200}, {130, 130, 130}, {220, 140, 60}, {60, 140, 220}, {140, 60, 140}};
 constexpr int kStripeAmplitude = 40;
 constexpr int kNoiseRange = 64;  // uniform noise in [-32, 31]
 
@@ -52,7 +52,8 @@ RawSplit make_split(int64_t count, uint64_t seed) {
   SplitMix64 rng{seed};
   RawSplit split;
   split.labels.resize(static_cast<size_t>(count));
-  for (int64_t i = 0; i < count; ++i) split.labels[static_cast<size_t>(i)] = static_cast<uint8_t>(i % schema::kNumClasses);
+  for (int64_t i = 0; i < count; ++i)
+    split.labels[static_cast<size_t>(i)] = static_cast<uint8_t>(i % schema::kNumClasses);
   for (int64_t i = count - 1; i > 0; --i) {  // Fisher-Yates
     std::swap(split.labels[static_cast<size_t>(i)], split.labels[rng.next() % static_cast<uint64_t>(i + 1)]);
   }

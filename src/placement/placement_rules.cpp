@@ -67,14 +67,16 @@ void check_gpu_visibility(const RankTopology& t, Warnings& out) {
       "sees %d of the node's %d GPUs%s while %d ranks run on the node; each rank takes cuda:<local rank>, so every "
       "rank must see all of them (NCCL refuses the job, and GPUs a rank cannot see cannot be its NVLink peers)",
       t.visible_gpus, t.node_gpus, why.empty() ? "" : (" (" + why + ")").c_str(), t.local_size);
-  std::string fix =
-      slurm ? strprintf("request GPUs per node, not per task: srun --gpus-per-node=%d --ntasks-per-node=%d "
-                        "--gpu-bind=none instead of --gpus-per-task (per-task GPU binding hides the other GPUs), "
-                        "and keep each rank near its GPU with --cpu-bind=cores",
-                        t.node_gpus, t.local_size)
-            : strprintf("leave CUDA_VISIBLE_DEVICES unset, or give every rank of the node the same %d GPUs; "
-                        "--device cpu trains on CPUs",
-                        t.node_gpus);
+  std::string fix = slurm
+                        ? strprintf(
+                              "request GPUs per node, not per task: srun --gpus-per-node=%d --ntasks-per-node=%d "
+                              "--gpu-bind=none instead of --gpus-per-task (per-task GPU binding hides the other GPUs), "
+                              "and keep each rank near its GPU with --cpu-bind=cores",
+                              t.node_gpus, t.local_size)
+                        : strprintf(
+                              "leave CUDA_VISIBLE_DEVICES unset, or give every rank of the node the same %d GPUs; "
+                              "--device cpu trains on CPUs",
+                              t.node_gpus);
   warn(out, t, std::move(problem), std::move(fix));
 }
 
@@ -161,9 +163,10 @@ void check_socket_ifname(const RankTopology& t, Warnings& out) {
     for (const auto& i : t.interfaces) found = found || name_matches(list, entry, i);
     if (!found) unmatched.push_back(entry);
   }
-  const std::string fix = strprintf("name interfaces that exist (each name is a prefix; =name is exact), e.g. "
-                                    "NCCL_SOCKET_IFNAME=%s, or unset it and let NCCL choose",
-                                    first_not_loopback(t.interfaces).c_str());
+  const std::string fix = strprintf(
+      "name interfaces that exist (each name is a prefix; =name is exact), e.g. "
+      "NCCL_SOCKET_IFNAME=%s, or unset it and let NCCL choose",
+      first_not_loopback(t.interfaces).c_str());
   if (list.exclude) {
     bool all_excluded = true;
     for (const auto& i : t.interfaces) {
@@ -172,8 +175,10 @@ void check_socket_ifname(const RankTopology& t, Warnings& out) {
       all_excluded = all_excluded && excluded;
     }
     if (all_excluded)
-      warn(out, t, strprintf("NCCL_SOCKET_IFNAME=%s excludes every network interface of this host (%s)",
-                             t.nccl_socket_ifname.c_str(), have.c_str()), fix);
+      warn(out, t,
+           strprintf("NCCL_SOCKET_IFNAME=%s excludes every network interface of this host (%s)",
+                     t.nccl_socket_ifname.c_str(), have.c_str()),
+           fix);
     return;
   }
   if (unmatched.empty()) return;
@@ -206,9 +211,10 @@ void check_ib_hca(const RankTopology& t, Warnings& out) {
   if (unmatched.empty()) return;
   const std::string problem =
       t.ib_ports.empty()
-          ? strprintf("NCCL_IB_HCA=%s names InfiniBand adapters, but this host has none (/sys/class/infiniband is "
-                      "empty: no InfiniBand/RoCE adapter, or no driver)",
-                      t.nccl_ib_hca.c_str())
+          ? strprintf(
+                "NCCL_IB_HCA=%s names InfiniBand adapters, but this host has none (/sys/class/infiniband is "
+                "empty: no InfiniBand/RoCE adapter, or no driver)",
+                t.nccl_ib_hca.c_str())
           : strprintf("NCCL_IB_HCA=%s: no InfiniBand adapter port here matches %s (adapter:port here: %s)",
                       t.nccl_ib_hca.c_str(), join(unmatched, ", ").c_str(), join(t.ib_ports, ", ").c_str());
   warn(out, t, problem,
@@ -236,8 +242,8 @@ void check_threads(const Node& node, const RankTopology& t, Warnings& out) {
                                      : strprintf("%d core(s) %s", bound, format_cpu_list(t.bound_cpus).c_str());
   if (t.intra_op_threads > share) {
     warn(out, t, strprintf("runs %d intra-op threads on %s", t.intra_op_threads, cores.c_str()),
-         strprintf("use at most %d thread(s) per rank (--threads 0 picks it), or give each rank %d cores: %s",
-                   share, t.intra_op_threads, binding_fix(t, t.intra_op_threads).c_str()));
+         strprintf("use at most %d thread(s) per rank (--threads 0 picks it), or give each rank %d cores: %s", share,
+                   t.intra_op_threads, binding_fix(t, t.intra_op_threads).c_str()));
   }
   if (t.omp_num_threads > share) {
     warn(out, t, strprintf("OMP_NUM_THREADS=%d but the rank has %s", t.omp_num_threads, cores.c_str()),
@@ -305,13 +311,15 @@ void check_oversubscribed(const Node& node, Warnings& out) {
   std::vector<int> all;
   for (const RankTopology* r : node) all.push_back(r->rank);
   out.push_back(PlacementWarning{
-      t.host, all, strprintf("%d ranks run on a node with %d CPU core(s), so they take turns on them", ranks,
-                             t.node_cpus),
+      t.host, all,
+      strprintf("%d ranks run on a node with %d CPU core(s), so they take turns on them", ranks, t.node_cpus),
       strprintf("run at most %d rank(s) per node (%s), or spread the ranks over more nodes", t.node_cpus,
                 t.launcher == Launcher::Srun     ? strprintf("srun --ntasks-per-node=%d", t.node_cpus).c_str()
                 : t.launcher == Launcher::Mpirun ? strprintf("mpirun --map-by ppr:%d:node", t.node_cpus).c_str()
                                                  : strprintf("srun --ntasks-per-node=%d, or mpirun --map-by "
-                                                             "ppr:%d:node", t.node_cpus, t.node_cpus).c_str())});
+                                                             "ppr:%d:node",
+                                                             t.node_cpus, t.node_cpus)
+                                                       .c_str())});
 }
 
 // Identical (host, problem, fix) from several ranks become one warning.
@@ -388,8 +396,8 @@ std::vector<int> parse_cpu_list(const std::string& text, const std::string& what
     const int n = std::sscanf(part.c_str(), "%d%c%d%c", &first, &dash, &last, &extra);
     if (n == 1) last = first;
     if (!(n == 1 || (n == 3 && dash == '-')) || first < 0 || last < first)
-      throw Error(strprintf("%s: '%s' is not a CPU list like 0-3,8 (at '%s')", what.c_str(), text.c_str(),
-                            part.c_str()));
+      throw Error(
+          strprintf("%s: '%s' is not a CPU list like 0-3,8 (at '%s')", what.c_str(), text.c_str(), part.c_str()));
     for (int c = first; c <= last; ++c) cpus.push_back(c);
   }
   return cpus;

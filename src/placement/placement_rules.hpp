@@ -34,23 +34,23 @@ struct RankTopology {
   int omp_num_threads = 0;                  // $OMP_NUM_THREADS; 0 when unset
 
   // GPUs.
-  bool wants_gpu = false;                   // --device is auto or cuda
-  int visible_gpus = 0;                     // CUDA devices this rank sees
-  int node_gpus = 0;                        // GPUs the node has for the job
-  int gpu = -1;                             // the device this rank computes on; -1: CPU
-  int gpu_numa = -1;                        // that GPU's NUMA node; -1: unknown
+  bool wants_gpu = false;  // --device is auto or cuda
+  int visible_gpus = 0;    // CUDA devices this rank sees
+  int node_gpus = 0;       // GPUs the node has for the job
+  int gpu = -1;            // the device this rank computes on; -1: CPU
+  int gpu_numa = -1;       // that GPU's NUMA node; -1: unknown
   std::string cuda_visible_devices = "unset";
 
   // NCCL's network settings and what exists to match them.
-  std::string nccl_socket_ifname;           // "" when unset
-  std::string nccl_ib_hca;                  // "" when unset
-  std::vector<std::string> interfaces;      // network interfaces (/sys/class/net)
-  std::vector<std::string> ib_ports;        // "mlx5_0:1" per InfiniBand port (/sys/class/infiniband)
+  std::string nccl_socket_ifname;       // "" when unset
+  std::string nccl_ib_hca;              // "" when unset
+  std::vector<std::string> interfaces;  // network interfaces (/sys/class/net)
+  std::vector<std::string> ib_ports;    // "mlx5_0:1" per InfiniBand port (/sys/class/infiniband)
 
   // The launcher and what the job asked it for.
   Launcher launcher = Launcher::Unknown;
-  int slurm_cpus_per_task = 0;              // $SLURM_CPUS_PER_TASK; 0 when unset
-  std::string slurm_gpus_per_task;          // $SLURM_GPUS_PER_TASK; "" when unset
+  int slurm_cpus_per_task = 0;      // $SLURM_CPUS_PER_TASK; 0 when unset
+  std::string slurm_gpus_per_task;  // $SLURM_GPUS_PER_TASK; "" when unset
 };
 
 // One problem, on one host, shared by the listed ranks.

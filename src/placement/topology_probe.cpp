@@ -9,9 +9,9 @@
 #include <cstdlib>
 #include <fstream>
 
+#include "comm/text_collectives.hpp"
 #include "gpu/cuda_runtime.hpp"
 #include "util/error.hpp"
-#include "comm/text_collectives.hpp"
 #include "util/paths.hpp"
 
 namespace cifar {

@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "placement/placement_rules.hpp"
 #include "config/choices.hpp"
 #include "mpi/world.hpp"
+#include "placement/placement_rules.hpp"
 
 namespace cifar {
 

@@ -64,9 +64,10 @@ bool preempted_during_startup(Communicator& control, bool resumed) {
   const int signal = preemption_agreed(control);
   if (signal == 0) return false;
   if (control.rank() == 0)
-    log::info(strprintf("preempted by %s during start-up, before the first step: nothing trained, nothing new to "
-                        "save; exit code %d (run again to %s)",
-                        signal_name(signal), kExitPreempted, resumed ? "resume with --resume auto" : "start"));
+    log::info(
+        strprintf("preempted by %s during start-up, before the first step: nothing trained, nothing new to "
+                  "save; exit code %d (run again to %s)",
+                  signal_name(signal), kExitPreempted, resumed ? "resume with --resume auto" : "start"));
   return true;
 }
 

@@ -35,8 +35,8 @@ void DefaultGenerators::restore_state(const StateDict& state) {
   try {
     set_generator_state(at::globalContext().defaultGenerator(device_), device_state->value().toTensor());
   } catch (const c10::Error& e) {
-    throw CheckpointError("its " + device_.str() + " random-number state is not valid (corrupt?): " +
-                          e.what_without_backtrace());
+    throw CheckpointError("its " + device_.str() +
+                          " random-number state is not valid (corrupt?): " + e.what_without_backtrace());
   }
 }
 

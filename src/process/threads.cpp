@@ -3,8 +3,8 @@
 
 #include <dlfcn.h>
 #include <sched.h>
-#include <unistd.h>
 #include <torch/torch.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>

@@ -12,11 +12,10 @@ constexpr int kColumn = 7;  // width of a count column; names are cut to fit
 
 std::string heading(const Evaluation& e, const EvaluationSubject& s) {
   std::string text = strprintf("%s from %s on the test split of %s: %lld images, %d rank(s), %d view(s)%s\n",
-                               s.model.c_str(), s.weights.c_str(), s.data.c_str(),
-                               static_cast<long long>(e.samples), s.ranks, s.views,
-                               s.views > 1 ? " (test-time augmentation, logits averaged)" : "");
-  text += strprintf("accuracy %.4f (%lld correct), loss %.4f\n\n", e.accuracy,
-                    static_cast<long long>(e.correct()), e.loss);
+                               s.model.c_str(), s.weights.c_str(), s.data.c_str(), static_cast<long long>(e.samples),
+                               s.ranks, s.views, s.views > 1 ? " (test-time augmentation, logits averaged)" : "");
+  text +=
+      strprintf("accuracy %.4f (%lld correct), loss %.4f\n\n", e.accuracy, static_cast<long long>(e.correct()), e.loss);
   return text;
 }
 
@@ -52,10 +51,9 @@ std::string evaluation_json(const Evaluation& e, const EvaluationSubject& s) {
   out += strprintf(", \"views\": %d, \"ranks\": %d, \"samples\": %lld, \"loss\": %.9g, \"accuracy\": %.9g", s.views,
                    s.ranks, static_cast<long long>(e.samples), e.loss, e.accuracy);
   out += ", \"classes\": " + json_list(kNumClasses, [&](int c) { return json_string(name_of(s, c)); });
-  out += ", \"class_counts\": " +
-         json_list(kNumClasses, [&](int c) { return std::to_string(e.class_count(c)); });
-  out += ", \"class_accuracy\": " +
-         json_list(kNumClasses, [&](int c) { return strprintf("%.9g", e.class_accuracy(c)); });
+  out += ", \"class_counts\": " + json_list(kNumClasses, [&](int c) { return std::to_string(e.class_count(c)); });
+  out +=
+      ", \"class_accuracy\": " + json_list(kNumClasses, [&](int c) { return strprintf("%.9g", e.class_accuracy(c)); });
   out += ", \"confusion\": " + json_list(kNumClasses, [&](int t) {
            return json_list(kNumClasses, [&](int p) { return std::to_string(e.count(t, p)); });
          });

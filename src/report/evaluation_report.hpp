@@ -16,7 +16,7 @@ struct EvaluationSubject {
   std::string weights;  // the model file
   std::string data;     // the dataset file
   std::vector<std::string> class_names;
-  int views = 1;        // logits averaged over this many views (1: no test-time augmentation)
+  int views = 1;  // logits averaged over this many views (1: no test-time augmentation)
   int ranks = 1;
 };
 

@@ -10,18 +10,18 @@ namespace cifar {
 
 struct EpochMetrics {
   int epoch = 0;
-  long steps = 0;               // optimiser steps so far
-  double train_loss = 0;        // mean over the epoch's samples, all ranks
-  bool evaluated = true;        // test_loss and test_accuracy were measured this epoch (else null in the file)
+  long steps = 0;         // optimiser steps so far
+  double train_loss = 0;  // mean over the epoch's samples, all ranks
+  bool evaluated = true;  // test_loss and test_accuracy were measured this epoch (else null in the file)
   double test_loss = 0;
   double test_accuracy = 0;
-  double lr = 0;                // at the end of the epoch
-  double images_per_second = 0; // training images, all ranks
+  double lr = 0;                 // at the end of the epoch
+  double images_per_second = 0;  // training images, all ranks
   double epoch_seconds = 0;
   double train_eval_seconds = 0;  // training and evaluation since the run's first step
   double time_to_target = -1;     // train_eval_seconds when --target-accuracy was reached this epoch, else -1
   int world_size = 1;
-  long skipped_steps = 0;       // optimiser steps skipped so far (--on-nonfinite skip)
+  long skipped_steps = 0;  // optimiser steps skipped so far (--on-nonfinite skip)
 };
 
 class MetricsLog {

@@ -10,7 +10,7 @@
 namespace cifar {
 
 const char* StepProfile::name(Phase p) {
-  static const char* names[] = {"data wait",          "forward",   "backward", "waiting for slower ranks",
+  static const char* names[] = {"data wait",           "forward",   "backward", "waiting for slower ranks",
                                 "comm not overlapped", "optimizer", "other"};
   return names[p];
 }

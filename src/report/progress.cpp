@@ -23,7 +23,7 @@ std::string progress_line(int epoch, long batch, long batches, double loss, doub
 }
 
 std::optional<StepReport> ProgressReporter::after_batch(int epoch, long batch, long steps_done, int64_t epoch_images,
-                                                       const torch::Tensor& loss) const {
+                                                        const torch::Tensor& loss) const {
   if (!printing_ || batch % log_every_ != 0) return std::nullopt;
   const double elapsed =
       std::max(1e-9, std::chrono::duration<double>(std::chrono::steady_clock::now() - epoch_start_).count());

@@ -21,9 +21,9 @@ std::string format_duration(double seconds);  // "3m12s", "1h02m", "45s"
 // (the TensorBoard log).
 struct StepReport {
   int epoch = 0;
-  long batch = 0;            // 0-based, in the epoch
-  long step = 0;             // optimiser steps done
-  double loss = 0;           // of this batch, on this rank
+  long batch = 0;                // 0-based, in the epoch
+  long step = 0;                 // optimiser steps done
+  double loss = 0;               // of this batch, on this rank
   double images_per_second = 0;  // all ranks, since the epoch (or its resumed part) started
   double eta_seconds = 0;
 };

@@ -51,10 +51,11 @@ std::string RunSummary::time_to_target_line(const EpochMetrics& row) const {
 // target was missed; exit code 0 keeps job scripts from restarting a
 // complete run, and a rerun of the same command is a no-op.
 std::string RunSummary::target_not_reached_line(double accuracy, int epochs, long steps) const {
-  return strprintf("TARGET_NOT_REACHED target=%.4f accuracy=%.4f epochs=%d steps=%ld: --target-accuracy %g was not "
-                   "reached by the run's end; the run is complete (exit code 0). To train further, raise --epochs "
-                   "(or --max-steps) and run again with --resume auto",
-                   target_, accuracy, epochs, steps, target_);
+  return strprintf(
+      "TARGET_NOT_REACHED target=%.4f accuracy=%.4f epochs=%d steps=%ld: --target-accuracy %g was not "
+      "reached by the run's end; the run is complete (exit code 0). To train further, raise --epochs "
+      "(or --max-steps) and run again with --resume auto",
+      target_, accuracy, epochs, steps, target_);
 }
 
 // Said plainly in one line with the results its checkpoint recorded, instead
@@ -75,9 +76,10 @@ std::string RunSummary::already_finished_line(const std::string& checkpoint, con
       results += strprintf("; time to target %.2f s (epochs=%d accuracy=%.4f target=%.4f)", t.time_to_target,
                            t.target_epochs, t.target_accuracy, t.target);
   }
-  return strprintf("the run is already finished: %s is its end (%s); nothing to train%s. To train longer, raise "
-                   "--epochs or --max-steps%s; for a new run, use another --checkpoint-dir",
-                   checkpoint.c_str(), why.c_str(), results.c_str(), by_target ? " and --target-accuracy" : "");
+  return strprintf(
+      "the run is already finished: %s is its end (%s); nothing to train%s. To train longer, raise "
+      "--epochs or --max-steps%s; for a new run, use another --checkpoint-dir",
+      checkpoint.c_str(), why.c_str(), results.c_str(), by_target ? " and --target-accuracy" : "");
 }
 
 }  // namespace cifar

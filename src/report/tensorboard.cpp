@@ -8,17 +8,18 @@ namespace cifar {
 // its checkpoint's.
 TensorBoardLog::TensorBoardLog(const std::string& folder, long steps_done, bool with_test, bool drop_last_step)
     : file_(folder), last_step_(steps_done == 0 ? -1 : steps_done), with_test_(with_test) {
-  file_.write_event(tfevents::session_start_event(tfevents::wall_time_now(),
-                                                  drop_last_step ? steps_done : last_step_ + 1));
+  file_.write_event(
+      tfevents::session_start_event(tfevents::wall_time_now(), drop_last_step ? steps_done : last_step_ + 1));
 }
 
 void TensorBoardLog::add_step(const StepReport& report, double learning_rate) {
   if (report.step <= last_step_) return;
   last_step_ = report.step;
-  file_.write_event(tfevents::scalars_event(tfevents::wall_time_now(), report.step,
-                                            {{"train/loss", static_cast<float>(report.loss)},
-                                             {"train/learning_rate", static_cast<float>(learning_rate)},
-                                             {"train/images_per_second", static_cast<float>(report.images_per_second)}}));
+  file_.write_event(
+      tfevents::scalars_event(tfevents::wall_time_now(), report.step,
+                              {{"train/loss", static_cast<float>(report.loss)},
+                               {"train/learning_rate", static_cast<float>(learning_rate)},
+                               {"train/images_per_second", static_cast<float>(report.images_per_second)}}));
 }
 
 void TensorBoardLog::add_epoch(const EpochMetrics& row) {

@@ -15,7 +15,8 @@ std::string cuda_graphs_refusal(const RunConfig& c, const torch::Device& device,
            " backend stages gradients through host memory, which a CUDA graph cannot capture" + fix;
   if (c.training.precision == Precision::Fp16)
     return "--cuda-graphs true does not combine with --precision fp16: the loss scaler decides on the host, each "
-           "step, whether to skip it; use --precision bf16" + fix;
+           "step, whether to skip it; use --precision bf16" +
+           fix;
   if (c.training.accumulate != 1)
     return "--cuda-graphs true needs --accumulate 1: the graph holds one whole optimiser step" + fix;
   // The guard's skip decision precedes the update, on the host; a replayed
@@ -23,10 +24,12 @@ std::string cuda_graphs_refusal(const RunConfig& c, const torch::Device& device,
   // every checkpoint and model write, and a non-finite step makes them so.)
   if (c.training.on_nonfinite == OnNonFinite::Skip)
     return "--cuda-graphs true does not combine with --on-nonfinite skip: a replayed step cannot be skipped; use "
-           "--on-nonfinite stop" + fix;
+           "--on-nonfinite stop" +
+           fix;
   if (c.runtime.profile)
     return "--cuda-graphs true does not combine with --profile, which times the phases inside a step; a replayed "
-           "step has none" + fix;
+           "step has none" +
+           fix;
   return {};
 }
 

@@ -56,7 +56,9 @@ void on_side_stream(const c10::cuda::CUDAStream& side, const torch::Device& devi
 // every replay, so capture runs without the cache (as torch.cuda.graph does).
 class AutocastCacheOff {
  public:
-  AutocastCacheOff() : was_(at::autocast::is_autocast_cache_enabled()) { at::autocast::set_autocast_cache_enabled(false); }
+  AutocastCacheOff() : was_(at::autocast::is_autocast_cache_enabled()) {
+    at::autocast::set_autocast_cache_enabled(false);
+  }
   ~AutocastCacheOff() { at::autocast::set_autocast_cache_enabled(was_); }
   AutocastCacheOff(const AutocastCacheOff&) = delete;
   AutocastCacheOff& operator=(const AutocastCacheOff&) = delete;

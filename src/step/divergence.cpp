@@ -49,9 +49,10 @@ bool DivergenceGuard::admit(const torch::Tensor& finite, long steps_done) {
   }
   ++skipped_;
   if (skipped_ <= kSkipsLogged)
-    log::info(strprintf("step %ld: the averaged gradient is not finite; update skipped (--on-nonfinite skip, %ld "
-                        "skipped so far%s)",
-                        step, skipped_, skipped_ == kSkipsLogged ? "; further ones are counted, not logged" : ""));
+    log::info(
+        strprintf("step %ld: the averaged gradient is not finite; update skipped (--on-nonfinite skip, %ld "
+                  "skipped so far%s)",
+                  step, skipped_, skipped_ == kSkipsLogged ? "; further ones are counted, not logged" : ""));
   return false;
 }
 
@@ -64,8 +65,7 @@ void DivergenceGuard::require_finite(bool synchronize) {
              std::string(kNewRunWithLowerLr) + ", or resume it with --on-nonfinite skip to skip such steps");
 }
 
-void DivergenceGuard::require_finite_parameters(const std::vector<torch::Tensor>& parameters,
-                                                long steps_done) const {
+void DivergenceGuard::require_finite_parameters(const std::vector<torch::Tensor>& parameters, long steps_done) const {
   torch::NoGradGuard no_grad;
   for (const auto& p : parameters) {
     if (torch::isfinite(p).all().item<bool>()) continue;
@@ -91,7 +91,9 @@ std::string epoch_problem(const TrainingConfig& limits, const EpochOutcome& o) {
   auto judge_loss = [&](const char* which, double loss) {
     if (!std::isfinite(loss))
       problems.push_back(strprintf("a mean %s loss that is not finite (%s)", which,
-                                   std::isnan(loss) ? "NaN" : loss > 0 ? "infinity" : "-infinity"));
+                                   std::isnan(loss) ? "NaN"
+                                   : loss > 0       ? "infinity"
+                                                    : "-infinity"));
     else if (loss > limits.max_loss)
       problems.push_back(strprintf("a mean %s loss of %.4g, above --max-loss %g", which, loss, limits.max_loss));
   };
@@ -99,9 +101,10 @@ std::string epoch_problem(const TrainingConfig& limits, const EpochOutcome& o) {
   if (o.evaluated) judge_loss("test", o.test_loss);
   const double fraction = o.steps > 0 ? static_cast<double>(o.skipped) / static_cast<double>(o.steps) : 0.0;
   if (fraction > limits.max_skipped_fraction)
-    problems.push_back(strprintf("%ld of the run's %ld optimiser steps so far skipped for a non-finite gradient "
-                                 "(%.0f%%, more than --max-skipped-fraction %g)",
-                                 o.skipped, o.steps, 100 * fraction, limits.max_skipped_fraction));
+    problems.push_back(
+        strprintf("%ld of the run's %ld optimiser steps so far skipped for a non-finite gradient "
+                  "(%.0f%%, more than --max-skipped-fraction %g)",
+                  o.skipped, o.steps, 100 * fraction, limits.max_skipped_fraction));
   if (problems.empty()) return "";
   std::string joined = strprintf("epoch %d ended with ", o.epoch);
   for (size_t i = 0; i < problems.size(); ++i) joined += (i == 0 ? "" : ", and ") + problems[i];
@@ -112,8 +115,9 @@ void require_sound_epoch(const TrainingConfig& limits, const EpochOutcome& outco
   const std::string problem = epoch_problem(limits, outcome);
   if (problem.empty()) return;
   stop_run(problem, "for this epoch (those on disk are from before it)",
-           std::string(kNewRunWithLowerLr) + "; where such a result is expected, resume with a higher --max-loss "
-           "or --max-skipped-fraction (they may change at a resume)");
+           std::string(kNewRunWithLowerLr) +
+               "; where such a result is expected, resume with a higher --max-loss "
+               "or --max-skipped-fraction (they may change at a resume)");
 }
 
 }  // namespace cifar

@@ -75,8 +75,8 @@ class DivergenceGuard {
 // all-reduced, the skip count is the same everywhere).
 struct EpochOutcome {
   int epoch = 0;
-  long steps = 0;    // optimiser steps done in the run so far
-  long skipped = 0;  // of them, skipped (--on-nonfinite skip)
+  long steps = 0;         // optimiser steps done in the run so far
+  long skipped = 0;       // of them, skipped (--on-nonfinite skip)
   double train_loss = 0;  // the epoch's mean; NaN when no batch had a finite loss
   bool evaluated = false;
   double test_loss = 0;

@@ -64,8 +64,7 @@ void LossScaler::save_state(StateDict& state) const {
 }
 
 void LossScaler::restore_state(const StateDict& state) {
-  restore(state.at(std::string(kScaleKey)).toDouble(),
-          static_cast<int>(state.at(std::string(kCleanStepsKey)).toInt()));
+  restore(state.at(std::string(kScaleKey)).toDouble(), static_cast<int>(state.at(std::string(kCleanStepsKey)).toInt()));
 }
 
 }  // namespace cifar

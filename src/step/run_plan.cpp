@@ -15,9 +15,10 @@ int per_rank_batch_size(const TrainingConfig& training, int world_size) {
   const int global = training.global_batch_size;
   if (global == 0) return training.batch_size;
   if (global % world_size != 0) {
-    throw ConfigError(strprintf("--global-batch-size %d does not divide among %d ranks; use a world size that "
-                                "divides it, or --batch-size per rank",
-                                global, world_size));
+    throw ConfigError(
+        strprintf("--global-batch-size %d does not divide among %d ranks; use a world size that "
+                  "divides it, or --batch-size per rank",
+                  global, world_size));
   }
   return global / world_size;
 }
@@ -44,7 +45,8 @@ std::vector<int64_t> divisors(int64_t n) {
 }  // namespace
 
 StepShape elastic_step_shape(const StepShape& written, int world_size) {
-  CIFAR_CHECK(world_size >= 1, ConfigError, strprintf("resume on %d ranks: the world size must be at least 1", world_size));
+  CIFAR_CHECK(world_size >= 1, ConfigError,
+              strprintf("resume on %d ranks: the world size must be at least 1", world_size));
   if (written.micro_batch() % world_size == 0)
     return {static_cast<int>(written.micro_batch() / world_size), world_size, written.accumulate};
   const int64_t global = written.global_batch();
@@ -58,12 +60,12 @@ StepShape elastic_step_shape(const StepShape& written, int world_size) {
   }
   std::string sizes;
   for (const int64_t d : divisors(global)) sizes += (sizes.empty() ? "" : ", ") + std::to_string(d);
-  throw ConfigError(strprintf("resume on %d rank(s): the checkpoint's global batch of %lld samples per optimiser step "
-                              "(%s) does not divide among %d ranks, with or without gradient accumulation; resume on "
-                              "%s ranks, or pass --elastic-batch per-rank (the per-rank batch kept, the global batch "
-                              "and the learning rate scaled with the world size)",
-                              world_size, static_cast<long long>(global), to_string(written).c_str(), world_size,
-                              sizes.c_str()));
+  throw ConfigError(
+      strprintf("resume on %d rank(s): the checkpoint's global batch of %lld samples per optimiser step "
+                "(%s) does not divide among %d ranks, with or without gradient accumulation; resume on "
+                "%s ranks, or pass --elastic-batch per-rank (the per-rank batch kept, the global batch "
+                "and the learning rate scaled with the world size)",
+                world_size, static_cast<long long>(global), to_string(written).c_str(), world_size, sizes.c_str()));
 }
 
 RunPlan make_run_plan(int64_t train_size, int world_size, const TrainingConfig& training, bool drop_last,
@@ -75,9 +77,10 @@ RunPlan make_run_plan(int64_t train_size, int world_size, const TrainingConfig& 
   p.samples_per_rank = samples_per_rank(train_size, world_size, drop_last);
   p.batches_per_epoch = static_cast<long>(batches_per_epoch(p.samples_per_rank, p.batch_size, drop_last));
   if (p.batches_per_epoch == 0) {
-    throw ConfigError(strprintf("each rank has %lld training samples, fewer than one batch of %d with --drop-last: "
-                                "use a smaller batch, fewer ranks or --drop-last false",
-                                static_cast<long long>(p.samples_per_rank), p.batch_size));
+    throw ConfigError(
+        strprintf("each rank has %lld training samples, fewer than one batch of %d with --drop-last: "
+                  "use a smaller batch, fewer ranks or --drop-last false",
+                  static_cast<long long>(p.samples_per_rank), p.batch_size));
   }
   p.steps_per_epoch = (p.batches_per_epoch + p.accumulate - 1) / p.accumulate;
   p.total_steps = p.steps_per_epoch * p.epochs;

@@ -14,12 +14,12 @@ namespace cifar {
 
 struct RunPlan {
   int epochs = 1;
-  int batch_size = 1;           // per rank, per micro-batch
-  int accumulate = 1;           // micro-batches per optimiser step
+  int batch_size = 1;  // per rank, per micro-batch
+  int accumulate = 1;  // micro-batches per optimiser step
   int64_t samples_per_rank = 0;
-  long batches_per_epoch = 0;   // per rank, the same on every rank
-  long steps_per_epoch = 0;     // optimiser steps; the last one may have fewer micro-batches
-  long total_steps = 0;         // of the run: steps_per_epoch * epochs, or --max-steps when smaller
+  long batches_per_epoch = 0;  // per rank, the same on every rank
+  long steps_per_epoch = 0;    // optimiser steps; the last one may have fewer micro-batches
+  long total_steps = 0;        // of the run: steps_per_epoch * epochs, or --max-steps when smaller
   long warmup_steps = 0;
 
   // Batch `batch` (0-based in its epoch) is the first / last micro-batch of an optimiser step.
@@ -48,7 +48,7 @@ struct StepShape {
   int world_size = 1;
   int accumulate = 1;
   int64_t micro_batch() const { return static_cast<int64_t>(batch_size) * world_size; }  // over all ranks
-  int64_t global_batch() const { return micro_batch() * accumulate; }  // samples per optimiser step
+  int64_t global_batch() const { return micro_batch() * accumulate; }                    // samples per optimiser step
   bool operator==(const StepShape& o) const {
     return batch_size == o.batch_size && world_size == o.world_size && accumulate == o.accumulate;
   }

@@ -15,9 +15,10 @@ void check_device_settings(const RunConfig& config, const Placement& placement) 
 
 RunPlan plan_for_data(const RunConfig& config, int64_t train_samples, int world_size) {
   if (train_samples < world_size) {
-    throw ConfigError(strprintf("%s has %lld training samples but the job has %d ranks: every rank needs at least "
-                                "one sample; use fewer ranks",
-                                config.data.path.c_str(), static_cast<long long>(train_samples), world_size));
+    throw ConfigError(
+        strprintf("%s has %lld training samples but the job has %d ranks: every rank needs at least "
+                  "one sample; use fewer ranks",
+                  config.data.path.c_str(), static_cast<long long>(train_samples), world_size));
   }
   return make_run_plan(train_samples, world_size, config.training, config.data.drop_last, config.optim.warmup_epochs);
 }

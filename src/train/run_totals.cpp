@@ -7,8 +7,8 @@
 // loop in trainer.cpp.
 #include "train/trainer.hpp"
 
-#include "outputs/model_file.hpp"
 #include "comm/agreement.hpp"
+#include "outputs/model_file.hpp"
 #include "util/log.hpp"
 #include "util/paths.hpp"
 
@@ -48,10 +48,10 @@ bool Trainer::already_finished() const {
 // between its last checkpoint and its model file).
 int Trainer::report_already_finished() const {
   if (world_.rank != 0) return kExitOk;
-  log::info(summary_.already_finished_line(resumption_.path,
-                                           strprintf("epoch %d of %d, step %ld of %ld", position_.epoch, plan_.epochs,
-                                                     position_.step, plan_.total_steps),
-                                           config_.training.eval));
+  log::info(summary_.already_finished_line(
+      resumption_.path,
+      strprintf("epoch %d of %d, step %ld of %ld", position_.epoch, plan_.epochs, position_.step, plan_.total_steps),
+      config_.training.eval));
   if (paths::exists(config_.output.model)) {
     log::info("left " + config_.output.model + " as it is");
   } else {
@@ -76,8 +76,8 @@ void Trainer::report_unreached_target() const {
 void Trainer::open_tensorboard() {
   if (world_.rank != 0 || config_.output.tensorboard.empty() || already_finished()) return;
   const bool drop_partial = resumption_.resumed() && resumption_.totals.partial_epoch_row;
-  tensorboard_ = std::make_unique<TensorBoardLog>(config_.output.tensorboard, position_.step,
-                                                  config_.training.eval, drop_partial);
+  tensorboard_ =
+      std::make_unique<TensorBoardLog>(config_.output.tensorboard, position_.step, config_.training.eval, drop_partial);
 }
 
 }  // namespace cifar

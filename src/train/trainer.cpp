@@ -5,13 +5,13 @@
 
 #include <limits>
 
-#include "train/preflight.hpp"
 #include "comm/agreement.hpp"
 #include "comm/mpi_communicator.hpp"
-#include "outputs/model_file.hpp"
 #include "optim/optimizer.hpp"
+#include "outputs/model_file.hpp"
 #include "process/preemption.hpp"
 #include "process/threads.hpp"
+#include "train/preflight.hpp"
 #include "util/error.hpp"
 #include "util/log.hpp"
 #include "util/paths.hpp"
@@ -103,8 +103,8 @@ void Trainer::build_communication(const MpiEnvironment& env) {
                               static_cast<size_t>(config_.comm.bucket_mb * (1 << 20))};
   reducer_ = std::make_unique<GradientReducer>(parameters_, untrained_state(*model_), *comm_, buckets);
   optimizer_->distribute(*comm_);
-  const TrainState state{*model_,           optimizer_->torch_optimizer(), scaler_, placement_.device,
-                         lookahead_.get(), &guard_.skipped() /* a live count */};
+  const TrainState state{*model_,          optimizer_->torch_optimizer(), scaler_, placement_.device, lookahead_.get(),
+                         &guard_.skipped() /* a live count */};
   if (config_.runtime.cuda_graphs) graphed_ = std::make_unique<GraphedStep>(placement_.device, *control_, *comm_);
   checkpoints_ = std::make_unique<Checkpointer>(config_, data_.train.size(), data_.identity, state, guard_, *control_);
 }
@@ -138,11 +138,11 @@ void Trainer::announce() const {
   log::info(strprintf("cifar_mpi: %d rank(s) on %d node(s), backend %s, device %s, %d thread(s) per rank (BLAS %d)",
                       world_.size, world_.num_nodes, comm_->name().c_str(), placement_.device.str().c_str(),
                       at::get_num_threads(), blas_thread_count(config_.runtime.blas_threads, at::get_num_threads())));
-  log::info(strprintf("data %s: %lld train / %lld test images; %ld batches of %d per rank per epoch; %zu gradient "
-                      "bucket(s)",
-                      config_.data.path.c_str(), static_cast<long long>(data_.train.size()),
-                      static_cast<long long>(data_.test.size()), plan_.batches_per_epoch,
-                      plan_.batch_size, reducer_->num_buckets()));
+  log::info(strprintf(
+      "data %s: %lld train / %lld test images; %ld batches of %d per rank per epoch; %zu gradient "
+      "bucket(s)",
+      config_.data.path.c_str(), static_cast<long long>(data_.train.size()), static_cast<long long>(data_.test.size()),
+      plan_.batches_per_epoch, plan_.batch_size, reducer_->num_buckets()));
   // The file, as --config resolved it (an installed config given by name included).
   log::info(config_.config_file.empty() ? std::string("configuration:")
                                         : "configuration (file " + config_.config_file + ", command line wins):");
@@ -280,7 +280,8 @@ void Trainer::record_batch(const torch::Tensor& loss, int64_t batch_size) {
   epoch_.images += batch_size;
   const auto report =
       progress_->after_batch(position_.epoch, position_.batch_in_epoch, position_.step, epoch_.images, loss);
-  if (report && tensorboard_) tensorboard_->add_step(*report, learning_rate(schedule_, std::max(0L, position_.step - 1)));
+  if (report && tensorboard_)
+    tensorboard_->add_step(*report, learning_rate(schedule_, std::max(0L, position_.step - 1)));
   profile_.end(StepProfile::kOther);
 }
 
@@ -308,19 +309,18 @@ bool Trainer::evaluate_if_due(bool run_ends) {
   const TrainingConfig& t = config_.training;
   if (!t.eval || (!run_ends && (epoch_.epoch + 1) % t.eval_every_epochs != 0)) return false;
   const auto start = Clock::now();
-  last_eval_ = evaluate(*model_, data_.test, data_.normalization, *comm_,
-                        eval_options(t, placement_.device, format_));
+  last_eval_ = evaluate(*model_, data_.test, data_.normalization, *comm_, eval_options(t, placement_.device, format_));
   summary_.add_evaluation(seconds_since(start));
   return true;
 }
 
 void Trainer::report_epoch(const EpochMetrics& row) {
   if (world_.rank != 0) return;
-  const std::string test = row.evaluated ? strprintf("test loss %.4f, test accuracy %.4f, ", row.test_loss,
-                                                     row.test_accuracy)
-                                         : std::string();
-  log::info(strprintf("Epoch %d done: train loss %.4f, %s%.0f img/s, %.1f s", row.epoch, row.train_loss,
-                      test.c_str(), row.images_per_second, row.epoch_seconds));
+  const std::string test = row.evaluated
+                               ? strprintf("test loss %.4f, test accuracy %.4f, ", row.test_loss, row.test_accuracy)
+                               : std::string();
+  log::info(strprintf("Epoch %d done: train loss %.4f, %s%.0f img/s, %.1f s", row.epoch, row.train_loss, test.c_str(),
+                      row.images_per_second, row.epoch_seconds));
   if (!config_.output.metrics.empty()) metrics_.append(row);
   if (tensorboard_) tensorboard_->add_epoch(row);
 }
@@ -355,8 +355,8 @@ EpochMetrics Trainer::epoch_metrics(double epoch_seconds, bool evaluated) const 
 void Trainer::save_outputs() {
   guard_.require_finite_state(*model_, position_.step);  // a diverged run writes nothing
   if (guard_.skipped() > 0 && world_.rank == 0)
-    log::info(strprintf("%ld optimiser step(s) skipped for a non-finite gradient (--on-nonfinite skip)",
-                        guard_.skipped()));
+    log::info(
+        strprintf("%ld optimiser step(s) skipped for a non-finite gradient (--on-nonfinite skip)", guard_.skipped()));
   if (world_.rank != 0) return;
   save_state_dict(*model_, config_.output.model);
   log::info(strprintf("saved %s; total wall time %s", config_.output.model.c_str(),

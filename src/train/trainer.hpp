@@ -25,31 +25,31 @@
 #include <memory>
 #include <optional>
 
+#include "checkpoint/checkpoint.hpp"
 #include "comm/backends.hpp"
 #include "comm/communicator.hpp"
+#include "comm/gradient_reducer.hpp"
 #include "config/run_config.hpp"
 #include "data/batch_loader.hpp"
 #include "data/dataset.hpp"
 #include "data/epoch_shard.hpp"
+#include "eval/evaluation.hpp"
 #include "model/model.hpp"
 #include "mpi/mpi_env.hpp"
-#include "checkpoint/checkpoint.hpp"
-#include "step/cuda_graph_step.hpp"
-#include "step/divergence.hpp"
-#include "eval/evaluation.hpp"
-#include "comm/gradient_reducer.hpp"
 #include "optim/lookahead.hpp"
-#include "report/metrics.hpp"
 #include "optim/optimizer.hpp"
+#include "optim/schedule.hpp"
 #include "outputs/run_outputs.hpp"
-#include "step/precision.hpp"
+#include "report/metrics.hpp"
 #include "report/profile.hpp"
 #include "report/progress.hpp"
 #include "report/run_summary.hpp"
+#include "report/tensorboard.hpp"
+#include "step/cuda_graph_step.hpp"
+#include "step/divergence.hpp"
+#include "step/precision.hpp"
 #include "step/run_plan.hpp"
 #include "step/sample_trace.hpp"
-#include "optim/schedule.hpp"
-#include "report/tensorboard.hpp"
 
 namespace cifar {
 
@@ -136,14 +136,14 @@ class Trainer {
   LossScaler scaler_;
   DivergenceGuard guard_;
   std::unique_ptr<Checkpointer> checkpoints_;
-  Resumption resumption_;  // what the start-up continues (Checkpointer::resume)
+  Resumption resumption_;                // what the start-up continues (Checkpointer::resume)
   bool continue_resumed_epoch_ = false;  // the first epoch starts from the resumed epoch's loss sums
   StepProfile profile_;
   std::unique_ptr<ProgressReporter> progress_;
   MetricsLog metrics_;
   std::unique_ptr<TensorBoardLog> tensorboard_;  // rank 0, with --tensorboard
 
-  TrainingPosition position_;  // epoch, batches done in it, optimiser steps done (and the epoch's order)
+  TrainingPosition position_;           // epoch, batches done in it, optimiser steps done (and the epoch's order)
   std::unique_ptr<SampleTrace> trace_;  // test-only (CIFAR_MPI_TEST_SAMPLE_TRACE)
   EpochState epoch_;
   Evaluation last_eval_;

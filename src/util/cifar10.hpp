@@ -12,13 +12,13 @@ namespace cifar::cifar10 {
 inline constexpr int64_t kChannels = 3;
 inline constexpr int64_t kHeight = 32;
 inline constexpr int64_t kWidth = 32;
-inline constexpr int64_t kPlaneBytes = kHeight * kWidth;        // 1024
+inline constexpr int64_t kPlaneBytes = kHeight * kWidth;         // 1024
 inline constexpr int64_t kImageBytes = kChannels * kPlaneBytes;  // 3072
 inline constexpr int kNumClasses = 10;
 
 // The official release's names, in label order (batches.meta.txt).
 inline const std::vector<std::string>& default_class_names() {
-  static const std::vector<std::string> names = {"airplane", "automobile", "bird", "cat", "deer",
+  static const std::vector<std::string> names = {"airplane", "automobile", "bird",  "cat",  "deer",
                                                  "dog",      "frog",       "horse", "ship", "truck"};
   return names;
 }

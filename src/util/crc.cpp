@@ -40,9 +40,8 @@ struct Crc {
         hi = __builtin_bswap32(hi);
       }
       lo ^= crc;
-      crc = tables[7][lo & 0xFFu] ^ tables[6][(lo >> 8) & 0xFFu] ^ tables[5][(lo >> 16) & 0xFFu] ^
-            tables[4][lo >> 24] ^ tables[3][hi & 0xFFu] ^ tables[2][(hi >> 8) & 0xFFu] ^
-            tables[1][(hi >> 16) & 0xFFu] ^ tables[0][hi >> 24];
+      crc = tables[7][lo & 0xFFu] ^ tables[6][(lo >> 8) & 0xFFu] ^ tables[5][(lo >> 16) & 0xFFu] ^ tables[4][lo >> 24] ^
+            tables[3][hi & 0xFFu] ^ tables[2][(hi >> 8) & 0xFFu] ^ tables[1][(hi >> 16) & 0xFFu] ^ tables[0][hi >> 24];
     }
     for (; size > 0; ++p, --size) crc = tables[0][(crc ^ *p) & 0xFFu] ^ (crc >> 8);
     return crc ^ 0xFFFFFFFFu;

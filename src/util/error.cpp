@@ -43,11 +43,10 @@ std::string process_tag() {
 int process_rank() { return identity().rank; }
 
 namespace detail {
-void throw_library_error(const char* library, const std::string& library_text, const char* call,
-                         const char* file, int line) {
+void throw_library_error(const char* library, const std::string& library_text, const char* call, const char* file,
+                         int line) {
   std::ostringstream os;
-  os << library << " error at " << file << ":" << line << ": " << call
-     << " failed: " << library_text;
+  os << library << " error at " << file << ":" << line << ": " << call << " failed: " << library_text;
   throw LibraryError(os.str());
 }
 

@@ -90,8 +90,8 @@ std::string process_tag();
 int process_rank();  // -1 before the bootstrap
 
 namespace detail {
-[[noreturn]] void throw_library_error(const char* library, const std::string& library_text,
-                                      const char* call, const char* file, int line);
+[[noreturn]] void throw_library_error(const char* library, const std::string& library_text, const char* call,
+                                      const char* file, int line);
 std::string mpi_error_text(int code);
 }  // namespace detail
 
@@ -99,16 +99,16 @@ std::string mpi_error_text(int code);
 
 // MPI calls return codes only on communicators whose error handler is
 // MPI_ERRORS_RETURN; the bootstrap sets that on every communicator it creates.
-#define MPI_CHECK(call)                                                                     \
-  do {                                                                                      \
-    int cifar_mpi_rc_ = (call);                                                             \
-    if (cifar_mpi_rc_ != 0 /* MPI_SUCCESS */)                                               \
-      ::cifar::detail::throw_library_error("MPI", ::cifar::detail::mpi_error_text(cifar_mpi_rc_), \
-                                           #call, __FILE__, __LINE__);                      \
+#define MPI_CHECK(call)                                                                                            \
+  do {                                                                                                             \
+    int cifar_mpi_rc_ = (call);                                                                                    \
+    if (cifar_mpi_rc_ != 0 /* MPI_SUCCESS */)                                                                      \
+      ::cifar::detail::throw_library_error("MPI", ::cifar::detail::mpi_error_text(cifar_mpi_rc_), #call, __FILE__, \
+                                           __LINE__);                                                              \
   } while (0)
 
 // For checks on user input or invariants that must hold in release builds too.
-#define CIFAR_CHECK(cond, ErrorType, message)  \
-  do {                                         \
-    if (!(cond)) throw ErrorType(message);     \
+#define CIFAR_CHECK(cond, ErrorType, message) \
+  do {                                        \
+    if (!(cond)) throw ErrorType(message);    \
   } while (0)

@@ -36,7 +36,8 @@ void write_holder(int fd) {
 // Whether `fd` is still the file at `path`: a holder deletes its lock file
 // when it ends, so a lock taken on a file already unlinked guards nothing.
 bool still_at_path(int fd, const std::string& path) {
-  struct stat open_file {}, named {};
+  struct stat open_file {
+  }, named{};
   return ::fstat(fd, &open_file) == 0 && ::stat(path.c_str(), &named) == 0 && open_file.st_dev == named.st_dev &&
          open_file.st_ino == named.st_ino;
 }
@@ -59,7 +60,7 @@ std::string lock_holder_text() {
   const char* job = std::getenv("SLURM_JOB_ID");
   char since[32] = "?";
   const std::time_t now = std::time(nullptr);
-  std::tm local {};
+  std::tm local{};
   if (::localtime_r(&now, &local)) std::strftime(since, sizeof since, "%Y-%m-%d %H:%M:%S", &local);
   return strprintf("host %s, pid %d%s, since %s", host, static_cast<int>(::getpid()),
                    job && *job ? (std::string(", Slurm job ") + job).c_str() : "", since);
@@ -91,7 +92,8 @@ FileLock::FileLock(const std::string& lock_path, const std::string& what) : path
     }
     ::close(fd);  // its holder deleted it between our open and flock: take the new one
   }
-  throw ConfigError(what + ": the lock file " + lock_path + " keeps being replaced; is another job starting and "
+  throw ConfigError(what + ": the lock file " + lock_path +
+                    " keeps being replaced; is another job starting and "
                     "stopping on the same paths?");
 }
 
@@ -110,8 +112,7 @@ void require_unlocked(const std::string& lock_path, const std::string& what) {
   ::close(fd);  // releases the shared lock
 }
 
-FileLock::FileLock(FileLock&& other) noexcept
-    : fd_(std::exchange(other.fd_, -1)), path_(std::move(other.path_)) {}
+FileLock::FileLock(FileLock&& other) noexcept : fd_(std::exchange(other.fd_, -1)), path_(std::move(other.path_)) {}
 
 FileLock& FileLock::operator=(FileLock&& other) noexcept {
   if (this != &other) {

@@ -14,8 +14,8 @@ int64_t physical_memory_bytes() {
 }
 
 void retain_freed_memory() {
-  mallopt(M_MMAP_MAX, 0);               // no mmap'ed blocks: nothing is unmapped on free
-  mallopt(M_TRIM_THRESHOLD, INT_MAX);   // never give the heap top back to the kernel
+  mallopt(M_MMAP_MAX, 0);              // no mmap'ed blocks: nothing is unmapped on free
+  mallopt(M_TRIM_THRESHOLD, INT_MAX);  // never give the heap top back to the kernel
 }
 
 }  // namespace cifar

@@ -91,8 +91,10 @@ FileCheck check_regular_file(const std::string& path, long long max_bytes) {
   if (S_ISDIR(st.st_mode)) return {FileProblem::Folder, "is a folder, not a file", size};
   if (!S_ISREG(st.st_mode)) return {FileProblem::NotRegular, "is not a regular file (a FIFO, socket or device)", size};
   if (max_bytes >= 0 && size > max_bytes)
-    return {FileProblem::TooLarge, "has " + std::to_string(size) + " bytes, more than the " +
-                                       std::to_string(max_bytes) + " such a file can have", size};
+    return {
+        FileProblem::TooLarge,
+        "has " + std::to_string(size) + " bytes, more than the " + std::to_string(max_bytes) + " such a file can have",
+        size};
   if (::access(path.c_str(), R_OK) != 0)
     return {FileProblem::Unreadable, std::string("cannot be read (") + std::strerror(errno) + ")", size};
   return {FileProblem::None, "", size};

@@ -12,15 +12,15 @@
 #include <functional>
 #include <utility>
 
+#include "checkpoint/checkpoint.hpp"
 #include "data/batch_loader.hpp"
 #include "model/model.hpp"
-#include "test_files.hpp"
-#include "checkpoint/checkpoint.hpp"
 #include "outputs/model_file.hpp"
+#include "support/zip_crcs.hpp"
+#include "test_files.hpp"
 #include "util/atomic_file.hpp"
 #include "util/error.hpp"
 #include "util/paths.hpp"
-#include "support/zip_crcs.hpp"
 
 namespace cifar {
 namespace {
@@ -254,9 +254,9 @@ TEST(CheckpointFile, SizesPastTheFileAreRefusedBeforeLibTorchAllocatesThem) {
   torch::manual_seed(1);
   Trained a;
   LossScaler no_scaling(false);
-  const std::vector<char> bytes = encode_checkpoint(capture_checkpoint(
-      run_identity(sgd_config(), 2, 300, kData), {1, 0, 10}, 0, 0,
-      TrainState{*a.model, a.optimizer, no_scaling, torch::kCPU}));
+  const std::vector<char> bytes =
+      encode_checkpoint(capture_checkpoint(run_identity(sgd_config(), 2, 300, kData), {1, 0, 10}, 0, 0,
+                                           TrainState{*a.model, a.optimizer, no_scaling, torch::kCPU}));
   TempDir tmp;
   const std::string good = tmp.file("ckpt-e0001-s000010.pt");
   write_file_atomically(good, bytes);
@@ -266,11 +266,13 @@ TEST(CheckpointFile, SizesPastTheFileAreRefusedBeforeLibTorchAllocatesThem) {
   const std::string name = "archive/data.pkl";
   const std::string central = "PK\x01\x02";
   const auto inner = std::search(std::search(bytes.begin(), bytes.end(), central.begin(), central.end()), bytes.end(),
-                                 name.begin(), name.end()) - 46;
+                                 name.begin(), name.end()) -
+                     46;
   const auto outer = std::find_end(bytes.begin(), bytes.end(), name.begin(), name.end()) - 46;
   ASSERT_LT(inner, outer);
-  for (const auto& [entry, what] : {std::pair{outer, std::string(" is not readable (truncated or corrupt?): ")},
-                                    std::pair{inner, std::string(": its optimiser state is not readable (corrupt?): ")}}) {
+  for (const auto& [entry, what] :
+       {std::pair{outer, std::string(" is not readable (truncated or corrupt?): ")},
+        std::pair{inner, std::string(": its optimiser state is not readable (corrupt?): ")}}) {
     std::vector<char> damaged = bytes;
     for (size_t field : {20u, 24u})  // compressed and uncompressed size: 0xF0F0F0F0
       for (size_t i = 0; i < 4; ++i) damaged[static_cast<size_t>(entry - bytes.begin()) + field + i] = '\xF0';
@@ -290,8 +292,10 @@ TEST(CheckpointFile, AnOptimiserSourceLineTorchDoesNotWriteIsRefused) {
   TempDir tmp;
   const std::string path = repaired_copy("crash-optimizer-source-constant-without-type.pt", tmp);
   expect_error([&] { read_checkpoint(path); },
-               {path, "its optimiser state is not readable (corrupt?): source 'archive/code/__torch__/___torch_mangle_1.py' "
-                "line 2 is not one torch writes for a module of attributes: '  __annotations_ = []'", "--resume none"});
+               {path,
+                "its optimiser state is not readable (corrupt?): source 'archive/code/__torch__/___torch_mangle_1.py' "
+                "line 2 is not one torch writes for a module of attributes: '  __annotations_ = []'",
+                "--resume none"});
 }
 
 TEST(CheckpointFile, BadFilesAndMismatchedRunsNameTheFileAndTheFix) {
@@ -319,8 +323,10 @@ TEST(CheckpointFile, BadFilesAndMismatchedRunsNameTheFileAndTheFix) {
                {good, "--model convnet there, resnet18 here", "pass the checkpoint's values (--model convnet)"});
   // Another world size keeps the global batch of 16 (8 per rank x 2 ranks) or is refused.
   expect_error([&] { check_resumable(ck, good, run_identity(c, 3, 300, kData)); },
-               {good, "global batch of 16 samples per optimiser step (8 per rank x 2 ranks) does not divide among 3 "
-                "ranks", "resume on 1, 2, 4, 8, 16 ranks", "--elastic-batch per-rank"});
+               {good,
+                "global batch of 16 samples per optimiser step (8 per rank x 2 ranks) does not divide among 3 "
+                "ranks",
+                "resume on 1, 2, 4, 8, 16 ranks", "--elastic-batch per-rank"});
   check_resumable(ck, good, run_identity(c, 4, 300, kData));
   EXPECT_EQ(resumed_step_shape(ck, good, run_identity(c, 4, 300, kData)), (StepShape{4, 4, 1}));  // as written
   RunConfig four = c;
@@ -329,12 +335,15 @@ TEST(CheckpointFile, BadFilesAndMismatchedRunsNameTheFileAndTheFix) {
   RunConfig five = c;
   five.training.batch_size = 5;
   expect_error([&] { check_resumable(ck, good, run_identity(five, 4, 300, kData)); },
-               {good, "global batch of 16 per optimiser step (8 per rank x 2 ranks); this run asks for 5 per rank x 4 "
-                "ranks = 20", "pass --batch-size 4 --accumulate 1 (or --global-batch-size 16 --accumulate 1)",
+               {good,
+                "global batch of 16 per optimiser step (8 per rank x 2 ranks); this run asks for 5 per rank x 4 "
+                "ranks = 20",
+                "pass --batch-size 4 --accumulate 1 (or --global-batch-size 16 --accumulate 1)",
                 "(--batch-size 8 --accumulate 1)"});
   expect_error([&] { check_resumable(ck, good, run_identity(five, 2, 300, kData)); },
                {good, "--batch-size 8 there, 5 here"});  // the same world size: a changed global batch
-  expect_error([&] { check_resumable(ck, good, run_identity(c, 2, 301, kData)); }, {good, "300 samples", "301 samples"});
+  expect_error([&] { check_resumable(ck, good, run_identity(c, 2, 301, kData)); },
+               {good, "300 samples", "301 samples"});
   check_resumable(ck, good, run_identity(c, 2, 300, kData));  // the matching run is accepted
   // A state dict of another model is refused before anything is copied.
   auto resnet = make_model("resnet18");
@@ -405,9 +414,10 @@ TEST(CheckpointFile, AnUnrecordedKeyCountsAsItsDefault) {
   LossScaler no_scaling(false);
   Checkpoint ck = capture_checkpoint(run_identity(c, 2, 300, kData), {1, 0, 10}, 0, 0,
                                      TrainState{*a.model, a.optimizer, no_scaling, torch::kCPU});
-  ck.run.config.erase(std::remove_if(ck.run.config.begin(), ck.run.config.end(),
-                                 [](const std::string& l) { return l.find(" label-smoothing ") != std::string::npos; }),
-                  ck.run.config.end());
+  ck.run.config.erase(
+      std::remove_if(ck.run.config.begin(), ck.run.config.end(),
+                     [](const std::string& l) { return l.find(" label-smoothing ") != std::string::npos; }),
+      ck.run.config.end());
   ck.run.data_identity.clear();  // older files have none: the training-set size still counts
   check_resumable(ck, "p.pt", run_identity(c, 2, 300, kData));
   RunConfig smoothed = c;
@@ -509,11 +519,11 @@ TEST(CheckpointFile, Version1FilesAreReadWithTheirOwnOrderAndNewerOnesRefusedNam
   TempDir dir;
   const std::string v1 = dir.file("v1.pt");
   write_file_atomically(v1, rewritten(bytes, [](c10::impl::GenericDict& d) {
-    d.insert_or_assign(std::string("format_version"), int64_t{1});
-    // A version-1 file has neither key; both must have been there to remove.
-    EXPECT_EQ(d.erase(std::string("global_position")), 1u);
-    EXPECT_EQ(d.erase(std::string("order_world_size")), 1u);
-  }));
+                          d.insert_or_assign(std::string("format_version"), int64_t{1});
+                          // A version-1 file has neither key; both must have been there to remove.
+                          EXPECT_EQ(d.erase(std::string("global_position")), 1u);
+                          EXPECT_EQ(d.erase(std::string("order_world_size")), 1u);
+                        }));
   const Checkpoint old = read_checkpoint(v1);
   EXPECT_EQ(old.position.order_world_size, 2);
   EXPECT_EQ(old.global_position, 3 * 8 * 2);
@@ -521,10 +531,10 @@ TEST(CheckpointFile, Version1FilesAreReadWithTheirOwnOrderAndNewerOnesRefusedNam
   // Version 2: no order batch, origin, --lr's global batch or reshaping; they follow from the rest.
   const std::string v2 = dir.file("v2.pt");
   write_file_atomically(v2, rewritten(bytes, [](c10::impl::GenericDict& d) {
-    d.insert_or_assign(std::string("format_version"), int64_t{2});
-    for (const char* key : {"order_batch_size", "batch_origin", "lr_global_batch", "reshaped"})
-      EXPECT_EQ(d.erase(std::string(key)), 1u) << key;
-  }));
+                          d.insert_or_assign(std::string("format_version"), int64_t{2});
+                          for (const char* key : {"order_batch_size", "batch_origin", "lr_global_batch", "reshaped"})
+                            EXPECT_EQ(d.erase(std::string(key)), 1u) << key;
+                        }));
   const Checkpoint two = read_checkpoint(v2);
   EXPECT_EQ(two.position.order_batch_size, 8);
   EXPECT_EQ(two.position.batch_origin, 0);
@@ -533,18 +543,18 @@ TEST(CheckpointFile, Version1FilesAreReadWithTheirOwnOrderAndNewerOnesRefusedNam
 
   const std::string v4 = dir.file("v4.pt");
   write_file_atomically(v4, rewritten(bytes, [](c10::impl::GenericDict& d) {
-    d.insert_or_assign(std::string("format_version"), int64_t{4});
-  }));
+                          d.insert_or_assign(std::string("format_version"), int64_t{4});
+                        }));
   expect_error([&] { read_checkpoint(v4); }, {v4, "format version 4", "reads versions 1 to 3"});
   const std::string moved = dir.file("moved.pt");
   write_file_atomically(moved, rewritten(bytes, [](c10::impl::GenericDict& d) {
-    d.insert_or_assign(std::string("global_position"), int64_t{47});
-  }));
+                          d.insert_or_assign(std::string("global_position"), int64_t{47});
+                        }));
   expect_error([&] { read_checkpoint(moved); }, {moved, "global position 47", "make position 48", "damaged"});
   const std::string huge = dir.file("huge.pt");
   write_file_atomically(huge, rewritten(bytes, [](c10::impl::GenericDict& d) {
-    d.insert_or_assign(std::string("accumulate"), int64_t{1} << 40);
-  }));
+                          d.insert_or_assign(std::string("accumulate"), int64_t{1} << 40);
+                        }));
   expect_error([&] { read_checkpoint(huge); }, {huge, "not a shape any run has", "damaged"});
 }
 
@@ -597,12 +607,13 @@ TEST(ElasticBatch, GlobalKeepsTheStepsBatchWithAccumulationPerRankScalesTheLearn
   // ... but not options that change it.
   expect_error([&] { check_resumable(ck, "p.pt", run_identity(accumulating_config(2, 2), 3, 120, kData)); },
                {"global batch of 24 per optimiser step (2 per rank x 4 ranks x 3 micro-batches); this run asks for 2 "
-                "per rank x 3 ranks x 2 micro-batches = 12", "pass --batch-size 2 --accumulate 4",
-                "(--batch-size 2 --accumulate 3)"});
+                "per rank x 3 ranks x 2 micro-batches = 12",
+                "pass --batch-size 2 --accumulate 4", "(--batch-size 2 --accumulate 3)"});
   // 5 ranks divide neither 8 nor 24.
   expect_error([&] { check_resumable(ck, "p.pt", run_identity(c, 5, 120, kData)); },
                {"global batch of 24 samples per optimiser step (2 per rank x 4 ranks x 3 micro-batches) does not "
-                "divide among 5 ranks, with or without gradient accumulation", "resume on 1, 2, 3, 4, 6, 8, 12, 24"});
+                "divide among 5 ranks, with or without gradient accumulation",
+                "resume on 1, 2, 3, 4, 6, 8, 12, 24"});
 
   // --elastic-batch per-rank: 2 per rank x 3 micro-batches on 3 ranks, 18 per step; --lr x 18/24.
   RunConfig per_rank = c;
@@ -674,16 +685,19 @@ TEST(ElasticBatch, TheContinuedPositionKeepsTheGlobalPosition) {
   torch::manual_seed(1);
   Trained a;
   LossScaler no_scaling(false);
-  const Checkpoint inside = capture_checkpoint(on3, {0, 12, 3, 4, 2, 0}, 0, 0,
-                                               TrainState{*a.model, a.optimizer, no_scaling, torch::kCPU});
+  const Checkpoint inside =
+      capture_checkpoint(on3, {0, 12, 3, 4, 2, 0}, 0, 0, TrainState{*a.model, a.optimizer, no_scaling, torch::kCPU});
   EXPECT_EQ(inside.global_position, 72);
   p = continued_position(inside, "p.pt", plan_of({2, 4, 3}), 4, false);
   EXPECT_EQ(p.order_world_size, 0) << "the 4-rank run's own epoch again";
   EXPECT_EQ(p.batch_in_epoch, 9);
   // A position that is no step boundary of its writer is a damaged file.
   const Checkpoint odd = elastic_checkpoint(c, 4, {0, 5, 2});
-  expect_error([&] { continued_position(odd, "p.pt", plan_of({2, 3, 4}), 3, false); },
-               {"p.pt", "holds batch 5, not the end of an optimiser step of 3 batches", "damaged"});
+  expect_error(
+      [&] {
+        continued_position(odd, "p.pt", plan_of({2, 3, 4}), 3, false);
+      },
+      {"p.pt", "holds batch 5, not the end of an optimiser step of 3 batches", "damaged"});
 }
 
 // 100 samples on 4 ranks x 6: the epoch ends with a micro-batch of 4 (1 per
@@ -699,8 +713,9 @@ TEST(ElasticBatch, AShortLastMicroBatchThatDoesNotDivideIsRefusedAtStartUp) {
                                            TrainState{*a.model, a.optimizer, no_scaling, torch::kCPU});
   TrainingConfig t;
   t.batch_size = 8;
-  expect_error([&] { continued_position(ck, "p.pt", make_run_plan(100, 3, t, false, 0), 3, false); },
-               {"p.pt", "positions [48, 100)", "ends with a micro-batch of 4 samples, which do not divide among 3 ranks"});
+  expect_error(
+      [&] { continued_position(ck, "p.pt", make_run_plan(100, 3, t, false, 0), 3, false); },
+      {"p.pt", "positions [48, 100)", "ends with a micro-batch of 4 samples, which do not divide among 3 ranks"});
   // From step 2 the rest is 2 full micro-batches of 24 (steps 3 and 4), then the short one (step 5):
   // --max-steps 4 ends the run before it, --max-steps 5 reaches it.
   t.max_steps = 4;
@@ -720,11 +735,11 @@ TEST(CheckpointFile, ADamagedGeneratorStateIsRefusedWhenRead) {
   // only inside restore_checkpoint, with a c10::Error that nothing caught.
   const std::string rng = dir.file("rng.pt");
   write_file_atomically(rng, rewritten(bytes, [](c10::impl::GenericDict& d) {
-    at::Tensor state = d.at(std::string("cpu_rng_state")).toTensor().clone();
-    const int32_t none_left = 0;
-    std::memcpy(static_cast<char*>(state.data_ptr()) + 8, &none_left, sizeof none_left);
-    d.insert_or_assign(std::string("cpu_rng_state"), state);
-  }));
+                          at::Tensor state = d.at(std::string("cpu_rng_state")).toTensor().clone();
+                          const int32_t none_left = 0;
+                          std::memcpy(static_cast<char*>(state.data_ptr()) + 8, &none_left, sizeof none_left);
+                          d.insert_or_assign(std::string("cpu_rng_state"), state);
+                        }));
   expect_error([&] { read_checkpoint(rng); }, {rng, "CPU random-number state is not valid", "Invalid mt19937 state"});
 }
 }  // namespace

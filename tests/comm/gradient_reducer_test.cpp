@@ -8,9 +8,9 @@
 #include <cmath>
 #include <limits>
 
+#include "comm/gradient_reducer.hpp"
 #include "comm/mpi_communicator.hpp"
 #include "support/mpi_test_env.hpp"
-#include "comm/gradient_reducer.hpp"
 #include "util/error.hpp"
 
 namespace cifar {
@@ -125,8 +125,8 @@ TEST_P(Equivalence, NRanksEqualOneRankWithWholeBatch) {
   const double diff = max_rel_diff(expected, got);
   EXPECT_LE(diff, 1e-5) << "world " << world << ", " << reducer.num_buckets() << " bucket(s)";
   if (rank == 0) {
-    std::printf("world %d, %zu bucket(s), accumulate %d: max relative difference %.3g\n", world,
-                reducer.num_buckets(), accumulate, diff);
+    std::printf("world %d, %zu bucket(s), accumulate %d: max relative difference %.3g\n", world, reducer.num_buckets(),
+                accumulate, diff);
   }
 }
 
@@ -145,7 +145,7 @@ TEST(BucketPlan, ReverseOrderAndSizeLimits) {
   ASSERT_EQ(plan.size(), 2u);
   EXPECT_EQ(plan[0], (std::vector<size_t>{3, 2, 1}));
   EXPECT_EQ(plan[1], (std::vector<size_t>{0}));
-  EXPECT_EQ(plan_buckets(bytes, BucketOptions{1, 1}).size(), 4u);           // one per parameter
+  EXPECT_EQ(plan_buckets(bytes, BucketOptions{1, 1}).size(), 4u);              // one per parameter
   EXPECT_EQ(plan_buckets(bytes, BucketOptions{1 << 30, 1 << 30}).size(), 1u);  // everything in one
 }
 
@@ -163,8 +163,7 @@ TEST(BucketPlan, DtypesNeverShareABucket) {
   // 600 KiB + 600 KiB closes at 1 MiB; float64's 600 KiB each close alone
   // (first bucket 512 KiB), then together (later buckets 1 MiB).
   const BucketOptions limits{size_t{512} << 10, size_t{1} << 20};
-  EXPECT_EQ(plan_buckets({600 << 10, 600 << 10, 600 << 10, 600 << 10, 600 << 10},
-                         {f64, f64, f32, f64, f32}, limits),
+  EXPECT_EQ(plan_buckets({600 << 10, 600 << 10, 600 << 10, 600 << 10, 600 << 10}, {f64, f64, f32, f64, f32}, limits),
             (std::vector<std::vector<size_t>>{{4}, {3}, {2}, {1, 0}}));
   // One dtype: the plan without dtypes, bucket for bucket.
   const std::vector<size_t> bytes{400 << 10, 400 << 10, 4, 800 << 10};
@@ -192,8 +191,7 @@ TEST(Reducer, MixedDtypesAreAveragedEachInItsOwn) {
     EXPECT_EQ(reducer.num_buckets(), bucket_bytes > 1 ? 2u : 4u);
     reducer.prepare_for_backward(true, 0);
     torch::Tensor loss = torch::zeros({}, torch::kFloat64);
-    for (size_t p = 0; p < params.size(); ++p)
-      loss = loss + (params[p] * g(p) * (rank + 1)).sum().to(torch::kFloat64);
+    for (size_t p = 0; p < params.size(); ++p) loss = loss + (params[p] * g(p) * (rank + 1)).sum().to(torch::kFloat64);
     loss.backward();
     reducer.finish();
     for (size_t p = 0; p < params.size(); ++p) {
@@ -223,7 +221,8 @@ TEST(Overlap, FirstBucketLaunchesBeforeBackwardEnds) {
   if (comm().rank() == 0) {
     using us = std::chrono::microseconds;
     std::printf("bucket launches after backward start (us):");
-    for (auto& l : t.bucket_launched) std::printf(" %lld", static_cast<long long>(std::chrono::duration_cast<us>(l - t.backward_started).count()));
+    for (auto& l : t.bucket_launched)
+      std::printf(" %lld", static_cast<long long>(std::chrono::duration_cast<us>(l - t.backward_started).count()));
     std::printf("; backward returned at %lld us\n",
                 static_cast<long long>(std::chrono::duration_cast<us>(t.finish_called - t.backward_started).count()));
   }

@@ -115,7 +115,8 @@ TEST(InstalledConfigs, AnUnknownNameListsTheFoldersAndTheirConfigs) {
   } catch (const ConfigError& e) {
     const std::string m = e.what();
     EXPECT_NE(m.find("--config: cannot open 'defualt': no such file here, and no installed config of that name "
-                     "(searched /nonexistent, " + folder + "; configs there: alpha, zeta)"),
+                     "(searched /nonexistent, " +
+                     folder + "; configs there: alpha, zeta)"),
               std::string::npos)
         << m;
     EXPECT_NE(m.find("set CIFAR_MPI_HOME"), std::string::npos) << m;

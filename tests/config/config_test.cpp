@@ -71,8 +71,8 @@ TEST(Config, CommandLineWinsOverFile) {
 }
 
 TEST(Config, EnumValuesAreParsedOnce) {
-  const RunConfig c = parse({"--schedule", "onecycle", "--device", "cpu", "--normalize", "dataset",
-                               "--resume", "/tmp/x.pt", "--checkpoint-dir", "/tmp"});
+  const RunConfig c = parse({"--schedule", "onecycle", "--device", "cpu", "--normalize", "dataset", "--resume",
+                             "/tmp/x.pt", "--checkpoint-dir", "/tmp"});
   EXPECT_EQ(c.optim.schedule, ScheduleKind::OneCycle);
   EXPECT_EQ(c.runtime.device, DeviceRequest::Cpu);
   EXPECT_EQ(c.data.normalize, NormalizeKind::Dataset);
@@ -158,14 +158,33 @@ TEST(Config, RunDefinitionHoldsWhatChangesTheTrajectory) {
   std::map<std::string, std::string> keys;
   for (const auto& [key, value] : parse({"--lr", "0.0012345678", "--shuffle-seed", "4"}).run_definition())
     keys[key] = value;
-  for (const char* key : {"dataset", "shuffle", "shuffle-seed", "augment", "flip", "crop-pad", "crop-padding",
-                          "drop-last", "normalize", "model", "batch-size", "global-batch-size", "accumulate", "seed",
-                          "label-smoothing", "precision", "optimizer", "lr", "momentum", "nesterov", "weight-decay",
-                          "schedule", "warmup-epochs", "lookahead-every"})
+  for (const char* key :
+       {"dataset",      "shuffle",   "shuffle-seed",    "augment",   "flip",          "crop-pad",
+        "crop-padding", "drop-last", "normalize",       "model",     "batch-size",    "global-batch-size",
+        "accumulate",   "seed",      "label-smoothing", "precision", "optimizer",     "lr",
+        "momentum",     "nesterov",  "weight-decay",    "schedule",  "warmup-epochs", "lookahead-every"})
     EXPECT_EQ(keys.count(key), 1u) << key;
-  for (const char* key : {"data", "epochs", "max-steps", "eval", "eval-every-epochs", "tta", "target-accuracy",
-                          "on-nonfinite", "max-loss", "max-skipped-fraction", "prefetch-batches", "threads", "backend", "bucket-mb", "checkpoint-dir",
-                          "resume", "elastic-batch", "output", "metrics", "tensorboard", "log-every"})
+  for (const char* key : {"data",
+                          "epochs",
+                          "max-steps",
+                          "eval",
+                          "eval-every-epochs",
+                          "tta",
+                          "target-accuracy",
+                          "on-nonfinite",
+                          "max-loss",
+                          "max-skipped-fraction",
+                          "prefetch-batches",
+                          "threads",
+                          "backend",
+                          "bucket-mb",
+                          "checkpoint-dir",
+                          "resume",
+                          "elastic-batch",
+                          "output",
+                          "metrics",
+                          "tensorboard",
+                          "log-every"})
     EXPECT_EQ(keys.count(key), 0u) << key;
   EXPECT_EQ(keys["shuffle-seed"], "4");
   // Values are printed to the last digit that tells them apart.
@@ -322,7 +341,8 @@ TEST(Config, BadValues) {
 TEST(Config, ParserPlaceholdersAreRefusedNotExpandedForever) {
   const std::string m = error_of({"--epochs", "2", "--co%canonical_option%mm-timeout"});
   EXPECT_NE(m.find("command-line argument 3 ('--co%canonical_option%mm-timeout') holds '%canonical_option%'"),
-            std::string::npos) << m;
+            std::string::npos)
+      << m;
   EXPECT_NE(error_of({"--data", "x%value%.h5"}).find("holds '%value%'"), std::string::npos);
   const std::string ini = write_ini("epochs = 3\n%prefix_option% = 1\n");
   const std::string f = error_of({"--config", ini});
@@ -334,17 +354,17 @@ TEST(Config, ParserPlaceholdersAreRefusedNotExpandedForever) {
 
 TEST(Config, HelpListsEveryOptionWithDefault) {
   const std::string h = config_help(registered_names());
-  for (const char* opt : {"--data", "--model", "--epochs", "--max-steps", "--batch-size", "--optimizer", "--lr",
-                          "--schedule", "--seed", "--shuffle", "--augment", "--backend", "--bucket-mb", "--output",
-                          "--metrics"})
+  for (const char* opt :
+       {"--data", "--model", "--epochs", "--max-steps", "--batch-size", "--optimizer", "--lr", "--schedule", "--seed",
+        "--shuffle", "--augment", "--backend", "--bucket-mb", "--output", "--metrics"})
     EXPECT_NE(h.find(opt), std::string::npos) << opt;
   EXPECT_NE(h.find("(=0.001)"), std::string::npos) << h;
 }
 
 TEST(Config, HelpGroupsOptionsBySection) {
   const std::string h = config_help(registered_names());
-  for (const char* section : {"[data]", "[model]", "[training]", "[optim]", "[comm]", "[runtime]", "[checkpoint]",
-                              "[output]"})
+  for (const char* section :
+       {"[data]", "[model]", "[training]", "[optim]", "[comm]", "[runtime]", "[checkpoint]", "[output]"})
     EXPECT_NE(h.find(section), std::string::npos) << section;
   EXPECT_LT(h.find("[data]"), h.find("--shuffle-seed"));
   EXPECT_LT(h.find("--shuffle-seed"), h.find("[model]"));

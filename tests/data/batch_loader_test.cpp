@@ -225,7 +225,7 @@ TEST(Prefetcher, StopsCleanlyWhenTheConsumerQuitsEarly) {
   {
     Prefetcher<int> p([&]() -> std::optional<int> { return produced++; }, 3);
     EXPECT_EQ(p.next(), 0);
-  }  // destructor joins the producer blocked on a full queue
+  }                               // destructor joins the producer blocked on a full queue
   EXPECT_LE(produced.load(), 5);  // bounded: 1 consumed + at most 3 queued + 1 in flight
 }
 

@@ -33,8 +33,8 @@ std::vector<GoldenCase> load_golden() {
     GoldenCase c;
     int shuffle = 0, drop_last = 0;
     std::string colon;
-    is >> c.options.num_samples >> c.options.world_size >> c.options.rank >> c.options.seed >>
-        c.options.epoch >> shuffle >> drop_last >> colon;
+    is >> c.options.num_samples >> c.options.world_size >> c.options.rank >> c.options.seed >> c.options.epoch >>
+        shuffle >> drop_last >> colon;
     if (!is || colon != ":") throw std::runtime_error("bad golden line: " + line);
     c.options.shuffle = shuffle != 0;
     c.options.drop_last = drop_last != 0;
@@ -127,8 +127,7 @@ TEST(ElasticResume, ReshardedMicroBatchesAreTheOldRunsFor4To2And4To3) {
     for (const int new_world : {2, 3}) {
       const int new_batch = 24 / new_world;
       std::vector<std::vector<int64_t>> ranks;
-      for (int r = 0; r < new_world; ++r)
-        ranks.push_back(resharded_indices(old, batch, position, 24, new_world, r));
+      for (int r = 0; r < new_world; ++r) ranks.push_back(resharded_indices(old, batch, position, 24, new_world, r));
       for (const auto& mine : ranks) EXPECT_EQ(mine.size(), ranks[0].size()) << "equal shares";
       // Micro-batch b of the resumed run (per-rank batch new_batch, the last one shorter) == the old run's b + 2.
       const int64_t per_new_rank = static_cast<int64_t>(ranks[0].size());

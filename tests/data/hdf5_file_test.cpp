@@ -11,9 +11,9 @@
 #include "data/cifar_schema.hpp"
 #include "data/hdf5_dataset.hpp"
 #include "pack/hdf5_writer.hpp"
-#include "util/md5.hpp"
 #include "test_files.hpp"
 #include "util/error.hpp"
+#include "util/md5.hpp"
 #include "util/paths.hpp"
 
 namespace cifar {
@@ -46,8 +46,8 @@ TEST(Hdf5File, RoundTripsSyntheticDataWithStatistics) {
   EXPECT_EQ(info.source.md5, data.source.md5);
   const Split train = read_split(path, "train");
   ASSERT_EQ(train.size(), 300);
-  EXPECT_TRUE(torch::equal(train.images.flatten(),
-                           torch::from_blob(const_cast<uint8_t*>(data.train.images.data()), {300 * 3072}, torch::kUInt8)));
+  EXPECT_TRUE(torch::equal(train.images.flatten(), torch::from_blob(const_cast<uint8_t*>(data.train.images.data()),
+                                                                    {300 * 3072}, torch::kUInt8)));
   const auto counts = count_classes(data.train);
   for (int c = 0; c < 10; ++c) {
     EXPECT_EQ(train.labels.eq(c).sum().item<int64_t>(), counts[c]);
@@ -239,7 +239,8 @@ TEST(Hdf5File, UnwrittenChunksAreRefusedNamingTheDataset) {
   replace_dataset(path, "/train/images", {300, 3, 32, 32}, 100, 100, true);
   const std::string msg = data_error_of([&] { read_split(path, "train"); });
   EXPECT_NE(msg.find("dataset /train/images: declares 3 chunk(s) of data but only 1 were ever written"),
-            std::string::npos) << msg;
+            std::string::npos)
+      << msg;
 }
 
 TEST(Hdf5File, DatasetsWithoutTheChecksumFilterAreRefused) {
@@ -312,7 +313,8 @@ std::string read_bytes(const std::string& path) {
 }
 
 void write_bytes(const std::string& path, const std::string& bytes) {
-  std::ofstream(path, std::ios::binary | std::ios::trunc).write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  std::ofstream(path, std::ios::binary | std::ios::trunc)
+      .write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
 }
 
 std::string repack_command(const std::string& path) {
@@ -349,23 +351,27 @@ TEST(Hdf5File, FlippedByteAnywhereIsRefusedBeforeHdf5ReadsTheFile) {
     write_bytes(path, bytes);
     const std::string msg = data_error_of([&] { read_dataset_info(path); });
     EXPECT_NE(msg.find("HDF5 file '" + path + "': damaged: the MD5 of its bytes after the header is "),
-              std::string::npos) << "byte " << at << ": " << msg;
+              std::string::npos)
+        << "byte " << at << ": " << msg;
     EXPECT_NE(msg.find("; repack it with " + repack_command(path)), std::string::npos) << msg;
   }
   // The header itself: a digit of the MD5 that is no hex digit; a file cut short or grown.
   std::string bytes = good;
   bytes[good.find("\nmd5 ") + 5] = 'X';
   write_bytes(path, bytes);
-  EXPECT_NE(data_error_of([&] { read_split(path, "test"); })
-                .find("': its checksum header (the first 512 bytes) is damaged; repack it with "),
+  EXPECT_NE(data_error_of([&] {
+              read_split(path, "test");
+            }).find("': its checksum header (the first 512 bytes) is damaged; repack it with "),
             std::string::npos);
   write_bytes(path, good + "x");
-  EXPECT_NE(data_error_of([&] { read_split(path, "test"); })
-                .find(": is " + std::to_string(good.size() + 1) + " bytes long, 1 more than cifar_pack wrote"),
+  EXPECT_NE(data_error_of([&] {
+              read_split(path, "test");
+            }).find(": is " + std::to_string(good.size() + 1) + " bytes long, 1 more than cifar_pack wrote"),
             std::string::npos);
   write_bytes(path, good.substr(0, 600));
-  EXPECT_NE(data_error_of([&] { read_split(path, "test"); })
-                .find(": truncated: cifar_pack wrote " + std::to_string(good.size()) + " bytes, 600 are left"),
+  EXPECT_NE(data_error_of([&] {
+              read_split(path, "test");
+            }).find(": truncated: cifar_pack wrote " + std::to_string(good.size()) + " bytes, 600 are left"),
             std::string::npos);
   write_bytes(path, good);
   EXPECT_NO_THROW(read_split(path, "test"));

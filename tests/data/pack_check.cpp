@@ -33,14 +33,14 @@ void extract_with_tar(const std::string& archive, const std::string& into) {
   ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
 }
 
-void expect_pack_matches_bins(const std::string& input, const std::string& bins,
-                              const test::TempDir& dir, const std::string& expected_kind) {
+void expect_pack_matches_bins(const std::string& input, const std::string& bins, const test::TempDir& dir,
+                              const std::string& expected_kind) {
   const std::string out = dir.file("packed.h5");
   const PackSummary summary = pack_cifar10(input, out);
   EXPECT_EQ(summary.source.kind, expected_kind);
   const std::vector<std::string> train_files(schema::kTrainBatchFiles.begin(), schema::kTrainBatchFiles.end());
-  for (const auto& [split, files] : {std::pair<std::string, std::vector<std::string>>{"train", train_files},
-                                     {"test", {schema::kTestBatchFile}}}) {
+  for (const auto& [split, files] :
+       {std::pair<std::string, std::vector<std::string>>{"train", train_files}, {"test", {schema::kTestBatchFile}}}) {
     const BinTotals want = totals_of_bins(bins, files);
     const Split got = read_split(out, split);
     ASSERT_EQ(got.size(), want.records) << split;

@@ -6,14 +6,14 @@
 #include <iterator>
 #include <tuple>
 
-#include "pack/cifar_binary.hpp"
-#include "util/paths.hpp"
 #include "data/cifar_schema.hpp"
+#include "pack/cifar_binary.hpp"
 #include "pack/packer.hpp"
 #include "pack_check.hpp"
 #include "test_files.hpp"
 #include "util/error.hpp"
 #include "util/log.hpp"
+#include "util/paths.hpp"
 
 namespace cifar {
 namespace {
@@ -51,8 +51,11 @@ TEST(Pack, AnArchiveWithAChangedByteIsRefusedAsDamaged) {
       read_cifar10_binary(path);
       ADD_FAILURE() << "a changed byte at " << at << " was accepted";
     } catch (const DataError& e) {
-      EXPECT_NE(std::string(e.what()).find("archive '" + path + "' is damaged (changed after it was written): its "
-                                           "decompressed bytes have CRC-32 "), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("archive '" + path +
+                                           "' is damaged (changed after it was written): its "
+                                           "decompressed bytes have CRC-32 "),
+                std::string::npos)
+          << e.what();
     }
   }
 }
@@ -97,7 +100,9 @@ std::string tar_header(const std::string& name, unsigned long long size) {
   put(124, strprintf("%011llo", size));
   put(136, "00000000000");
   h[156] = '0';  // a regular file
-  put(257, std::string("ustar\0" "00", 8));
+  put(257, std::string("ustar\0"
+                       "00",
+                       8));
   put(148, "        ");  // the checksum counts its own field as spaces
   unsigned sum = 0;
   for (unsigned char c : h) sum += c;

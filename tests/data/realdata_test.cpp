@@ -6,9 +6,9 @@
 #include <cstdlib>
 
 #include "data/cifar_schema.hpp"
-#include "util/paths.hpp"
 #include "data/hdf5_dataset.hpp"
 #include "pack_check.hpp"
+#include "util/paths.hpp"
 
 namespace cifar {
 namespace {
@@ -18,9 +18,9 @@ TEST(RealData, PackedArchiveMatchesItsBinFiles) {
   const char* override_path = std::getenv("CIFAR_REAL_DATA");
   const std::string archive =
       override_path ? override_path : std::string(CIFAR_SOURCE_DIR) + "/data/cifar-10-binary.tar.gz";
-  ASSERT_TRUE(paths::exists(archive))
-      << "the real archive " << archive << " is missing; put cifar-10-binary.tar.gz there "
-      << "(tools/download_cifar10.sh) or set CIFAR_REAL_DATA to its path";
+  ASSERT_TRUE(paths::exists(archive)) << "the real archive " << archive
+                                      << " is missing; put cifar-10-binary.tar.gz there "
+                                      << "(tools/download_cifar10.sh) or set CIFAR_REAL_DATA to its path";
   test::TempDir dir;
   test::extract_with_tar(archive, dir.file("extracted"));
   const std::string bins = paths::join(dir.file("extracted"), schema::kBatchesFolder);

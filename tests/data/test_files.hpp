@@ -28,8 +28,7 @@ void resize_file(const std::string& path, int64_t size);
 int64_t file_size(const std::string& path);
 
 // Writes a small synthetic file (train_count / test_count samples) and returns its path.
-std::string write_small_h5(const TempDir& dir, int64_t train_count = 300, int64_t test_count = 100,
-                           uint64_t seed = 3);
+std::string write_small_h5(const TempDir& dir, int64_t train_count = 300, int64_t test_count = 100, uint64_t seed = 3);
 
 // Writes the checksum header (data/packed_header.hpp) of a packed file again,
 // after a test changed the file through HDF5 on purpose: without it the

@@ -1,6 +1,6 @@
 // src/comm/backends.cpp's registry with docs/extending.md's communicator recipe.
-#include "spliced/backends.cpp.inc"
 #include "docs/registries_with_recipes.hpp"
+#include "spliced/backends.cpp.inc"
 
 namespace cifar::docs_example {
 std::vector<std::string> backend_names() { return registered_names(registry()); }

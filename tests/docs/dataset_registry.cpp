@@ -1,6 +1,6 @@
 // src/data/dataset.cpp's registry with docs/extending.md's dataset recipe.
-#include "spliced/dataset.cpp.inc"
 #include "docs/registries_with_recipes.hpp"
+#include "spliced/dataset.cpp.inc"
 
 namespace cifar::docs_example {
 std::vector<std::string> dataset_names() { return registered_names(registry()); }

@@ -6,11 +6,11 @@
 #include <algorithm>
 
 #include "comm/counting_communicator.hpp"
-#include "pack/cifar_binary.hpp"
-#include "pack/synthetic.hpp"
 #include "docs/registries_with_recipes.hpp"
 #include "model/tiny.hpp"
 #include "optim/optimizer.hpp"
+#include "pack/cifar_binary.hpp"
+#include "pack/synthetic.hpp"
 #include "support/mpi_test_env.hpp"
 #include "support/temp_folder.hpp"
 

@@ -1,6 +1,6 @@
 // src/model/model.cpp's registry with docs/extending.md's model recipe.
-#include "spliced/model.cpp.inc"
 #include "docs/registries_with_recipes.hpp"
+#include "spliced/model.cpp.inc"
 
 namespace cifar::docs_example {
 std::vector<std::string> model_names() { return registered_names(registry()); }

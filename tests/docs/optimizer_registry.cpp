@@ -1,6 +1,6 @@
 // src/optim/optimizer.cpp's registry with docs/extending.md's optimiser recipe.
-#include "spliced/optimizer.cpp.inc"
 #include "docs/registries_with_recipes.hpp"
+#include "spliced/optimizer.cpp.inc"
 
 namespace cifar::docs_example {
 std::vector<std::string> optimizer_names() { return registered_names(registry()); }

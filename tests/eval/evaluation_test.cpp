@@ -10,8 +10,8 @@
 #include <cmath>
 
 #include "comm/mpi_communicator.hpp"
-#include "support/mpi_test_env.hpp"
 #include "eval/evaluation.hpp"
+#include "support/mpi_test_env.hpp"
 
 namespace cifar {
 namespace {
@@ -72,7 +72,7 @@ void expect_known_confusion(const Evaluation& e, const Split& s) {
   }
   EXPECT_EQ(e.correct(), correct);
   EXPECT_DOUBLE_EQ(e.accuracy, static_cast<double>(correct) / static_cast<double>(s.size()));
-  EXPECT_EQ(e.class_count(0), 4);  // labels 0, 10, 20, 30
+  EXPECT_EQ(e.class_count(0), 4);                    // labels 0, 10, 20, 30
   EXPECT_DOUBLE_EQ(e.class_accuracy(0), 2.0 / 4.0);  // images 0 and 30 are channel 0
   EXPECT_EQ(e.class_count(7), 3);
   EXPECT_DOUBLE_EQ(e.class_accuracy(7), 0.0);
@@ -176,7 +176,7 @@ TEST(Evaluation, SelectiveTtaAugmentsTheSplitsLeastConfidentAtAnyWorldSize) {
   const auto x = normalize_batch(s.images, Normalization::recipe());
   const torch::Tensor plain = reference_logits(model, x, TtaMode::None);
   const torch::Tensor full = reference_logits(model, x, TtaMode::MirrorTranslateEqual);
-  const int64_t k = s.size() / 4;  // floor(0.25 n)
+  const int64_t k = s.size() / 4;                                             // floor(0.25 n)
   const auto order = std::get<0>(torch::softmax(plain, 1).max(1)).argsort();  // least confident first
   torch::Tensor logits = plain.clone();
   for (int64_t j = 0; j < k; ++j) {

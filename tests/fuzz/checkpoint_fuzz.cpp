@@ -20,15 +20,15 @@
 #include <string>
 #include <vector>
 
+#include "checkpoint/checkpoint.hpp"
 #include "config/run_config.hpp"
 #include "fuzz_support.hpp"
-#include "support/zip_crcs.hpp"
-#include "tiny_model.hpp"
 #include "model/model.hpp"
-#include "checkpoint/checkpoint.hpp"
 #include "optim/lookahead.hpp"
 #include "optim/optimizer.hpp"
 #include "step/precision.hpp"
+#include "support/zip_crcs.hpp"
+#include "tiny_model.hpp"
 #include "util/error.hpp"
 
 namespace cifar::fuzz {
@@ -87,8 +87,7 @@ bool within_storage(const at::Tensor& t) {
     if (t.stride(d) < 0) return false;
     last += (t.size(d) - 1) * t.stride(d);
   }
-  return t.storage_offset() >= 0 &&
-         static_cast<uint64_t>(last + 1) * t.element_size() <= t.storage().nbytes();
+  return t.storage_offset() >= 0 && static_cast<uint64_t>(last + 1) * t.element_size() <= t.storage().nbytes();
 }
 
 void check_tensors(const c10::IValue& v) {

@@ -24,9 +24,9 @@
 #include <utility>
 #include <vector>
 
-#include "pack/cifar_binary.hpp"
 #include "data/cifar_schema.hpp"
 #include "fuzz_support.hpp"
+#include "pack/cifar_binary.hpp"
 #include "util/error.hpp"
 #include "util/paths.hpp"
 
@@ -174,7 +174,8 @@ void write_seeds(const std::string& dir) {
   // repeated), nested in cifar-10-batches-bin/ and flat; a small one.
   std::vector<FileSpec> full;
   int offset = 0;
-  for (const auto& name : schema::kTrainBatchFiles) full.push_back({name, kMaxFileBytes - schema::kRecordBytes, records(1, offset++)});
+  for (const auto& name : schema::kTrainBatchFiles)
+    full.push_back({name, kMaxFileBytes - schema::kRecordBytes, records(1, offset++)});
   full.push_back({schema::kTestBatchFile, kMaxFileBytes - schema::kRecordBytes, records(1, offset)});
   full.push_back({schema::kMetaFile, 0, ""});
   full.back().pattern = class_names_text();
@@ -185,7 +186,8 @@ void write_seeds(const std::string& dir) {
   nested.insert(nested.begin(), {std::string(schema::kBatchesFolder) + "/", 0, ""});
   write_file(dir + "/folder-complete-nested", folder_input(nested));
   std::vector<FileSpec> small;
-  for (const auto& [name, bytes] : release_files(2)) small.push_back({paths::file_name(name), static_cast<uint32_t>(bytes.size()), bytes});
+  for (const auto& [name, bytes] : release_files(2))
+    small.push_back({paths::file_name(name), static_cast<uint32_t>(bytes.size()), bytes});
   write_file(dir + "/folder-2-records", folder_input(small));
 }
 

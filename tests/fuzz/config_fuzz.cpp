@@ -28,11 +28,13 @@ void write_seeds(const std::string& dir) {
     write_file(dir + "/ini-" + name, std::string("\0", 1) + text.str());
   }
   const std::string seeds[][2] = {
-      {"cli-recipe", "--epochs\n2\n--batch-size=64\n--lr\n0.01\n--optimizer\nsgd\n--nesterov\ntrue\n--schedule\nonecycle"},
-      {"cli-everything", "--data=x.h5\n--model\nresnet18\n--augment\ntrue\n--flip\nalternating\n--crop-padding\nreflect\n"
-                         "--precision\nbf16\n--tta\nmirror\n--checkpoint-dir\nck\n--resume\nauto\n--global-batch-size\n512\n"
-                         "--accumulate\n2\n--label-smoothing\n0.2\n--target-accuracy\n0.9\n--comm-timeout\n30\n"
-                         "--bucket-mb\n4\n--first-bucket-mb\n0.5\n--blas-threads\n-1\n--loader-threads\n0\n--metrics="},
+      {"cli-recipe",
+       "--epochs\n2\n--batch-size=64\n--lr\n0.01\n--optimizer\nsgd\n--nesterov\ntrue\n--schedule\nonecycle"},
+      {"cli-everything",
+       "--data=x.h5\n--model\nresnet18\n--augment\ntrue\n--flip\nalternating\n--crop-padding\nreflect\n"
+       "--precision\nbf16\n--tta\nmirror\n--checkpoint-dir\nck\n--resume\nauto\n--global-batch-size\n512\n"
+       "--accumulate\n2\n--label-smoothing\n0.2\n--target-accuracy\n0.9\n--comm-timeout\n30\n"
+       "--bucket-mb\n4\n--first-bucket-mb\n0.5\n--blas-threads\n-1\n--loader-threads\n0\n--metrics="},
       {"cli-help", "--help"},
       {"cli-check-env", "--check-env\n--backend\nmpi"},
       {"cli-and-ini", std::string("--epochs\n3\n", 11) + '\0' +
@@ -62,7 +64,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   argv.push_back(nullptr);
 
   try {
-    const cifar::RunConfig config = cifar::parse_config(static_cast<int>(args.size()), argv.data(), cifar::registered_names());
+    const cifar::RunConfig config =
+        cifar::parse_config(static_cast<int>(args.size()), argv.data(), cifar::registered_names());
     // What a run prints and stores in its checkpoints.
     const auto lines_out = config.describe();
     if (lines_out.empty()) __builtin_trap();

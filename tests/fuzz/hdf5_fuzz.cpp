@@ -6,9 +6,9 @@
 #include <string>
 
 #include "data/hdf5_dataset.hpp"
+#include "fuzz_support.hpp"
 #include "pack/hdf5_writer.hpp"
 #include "pack/synthetic.hpp"
-#include "fuzz_support.hpp"
 #include "util/error.hpp"
 
 namespace cifar::fuzz {

@@ -16,7 +16,9 @@ class TinyModel : public Model {
     fc_ = register_module("fc", torch::nn::Linear(4, 3));
     bn_ = register_module("bn", torch::nn::BatchNorm1d(3));
   }
-  torch::Tensor forward(const torch::Tensor& x) override { return bn_(fc_(x.reshape({x.size(0), -1}).narrow(1, 0, 4))); }
+  torch::Tensor forward(const torch::Tensor& x) override {
+    return bn_(fc_(x.reshape({x.size(0), -1}).narrow(1, 0, 4)));
+  }
 
  private:
   torch::nn::Linear fc_{nullptr};

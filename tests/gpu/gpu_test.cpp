@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include "comm/gradient_reducer.hpp"
 #include "comm/mpi_communicator.hpp"
 #include "comm/nccl_communicator.hpp"
 #include "data/batch_loader.hpp"
@@ -12,13 +13,11 @@
 #include "gpu/cuda_runtime.hpp"
 #include "gpu/torch_stream.hpp"
 #include "model/model.hpp"
-#include "support/mpi_test_env.hpp"
 #include "require_gpu.hpp"
-#include "comm/gradient_reducer.hpp"
+#include "support/mpi_test_env.hpp"
 
 namespace cifar {
 namespace {
-
 
 int world() { return test::env().world().size; }
 int rank() { return test::env().world().rank; }

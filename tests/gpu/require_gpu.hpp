@@ -10,9 +10,9 @@
 #include "gpu/cuda_runtime.hpp"
 #include "gpu/torch_stream.hpp"
 
-#define REQUIRE_GPU()                                                                          \
-  do {                                                                                         \
-    std::string why;                                                                           \
-    if (cifar::gpu::device_count(&why) == 0) GTEST_SKIP() << "no CUDA device: " << why;        \
+#define REQUIRE_GPU()                                                                              \
+  do {                                                                                             \
+    std::string why;                                                                               \
+    if (cifar::gpu::device_count(&why) == 0) GTEST_SKIP() << "no CUDA device: " << why;            \
     if (!cifar::torch_has_cuda()) GTEST_SKIP() << "LibTorch without CUDA (build the cuda preset)"; \
   } while (0)

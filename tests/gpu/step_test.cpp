@@ -17,19 +17,19 @@
 #include <cmath>
 #include <optional>
 
+#include "comm/gradient_reducer.hpp"
 #include "comm/mpi_communicator.hpp"
 #include "comm/nccl_communicator.hpp"
 #include "data/batch_loader.hpp"
 #include "gpu/cuda_runtime.hpp"
 #include "gpu/torch_stream.hpp"
 #include "model/model.hpp"
-#include "support/mpi_test_env.hpp"
+#include "optim/optimizer.hpp"
+#include "report/progress.hpp"
 #include "require_gpu.hpp"
 #include "step/cuda_graph_step.hpp"
-#include "comm/gradient_reducer.hpp"
-#include "optim/optimizer.hpp"
 #include "step/precision.hpp"
-#include "report/progress.hpp"
+#include "support/mpi_test_env.hpp"
 
 namespace cifar {
 namespace {
@@ -178,8 +178,10 @@ TEST(CudaGraphStep, GraphedRunEqualsEagerRun) {
   int64_t begin = 0;
   for (size_t step = 0; step < sizes.size(); ++step) {
     Batch b;
-    const auto idx = torch::arange(begin, begin + sizes[step], torch::TensorOptions().dtype(torch::kLong).device(gpu()));
-    b.images = normalize_batch(split.images.index_select(0, idx), Normalization::recipe(), torch::MemoryFormat::ChannelsLast);
+    const auto idx =
+        torch::arange(begin, begin + sizes[step], torch::TensorOptions().dtype(torch::kLong).device(gpu()));
+    b.images =
+        normalize_batch(split.images.index_select(0, idx), Normalization::recipe(), torch::MemoryFormat::ChannelsLast);
     b.labels = split.labels.narrow(0, begin, sizes[step]).to(gpu());
     begin += sizes[step];
     // Step 7's rate is 0: the replay must leave the weights alone.

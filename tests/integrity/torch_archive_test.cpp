@@ -14,16 +14,16 @@
 #include <torch/torch.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <fstream>
 #include <iterator>
-#include <cstdint>
 #include <sstream>
 #include <string>
 #include <vector>
 
-#include "model/model.hpp"
 #include "integrity/torch_archive.hpp"
+#include "model/model.hpp"
 #include "optim/optimizer.hpp"
 #include "support/zip_crcs.hpp"
 #include "util/crc32.hpp"
@@ -108,7 +108,8 @@ TEST(ArchiveCheck, ZipEntrySizesPastTheFileAreRefused) {
   expect_refusal(b, {"zip entry 'archive/data/0' claims 4,294,967,280 bytes at byte ", "past the archive's data"});
   b = good;  // stored, with an uncompressed size of its own
   put(b, entry + 24, 0x40000000, 4);
-  expect_refusal(b, {"zip entry 'archive/data/0' is stored, but claims 1,073,741,824 bytes uncompressed and 48 stored"});
+  expect_refusal(b,
+                 {"zip entry 'archive/data/0' is stored, but claims 1,073,741,824 bytes uncompressed and 48 stored"});
   b = good;  // "deflated" 48 bytes claiming 1 GB
   put(b, entry + 10, 8, 2);
   put(b, entry + 24, 0x40000000, 4);
@@ -126,7 +127,8 @@ TEST(ArchiveCheck, PickleSizesPastThePickleAreRefused) {
   const size_t key = find(good, std::string("X\x01\x00\x00\x00w", 6));  // BINUNICODE "w"
   std::vector<char> b = good;  // a 2 GB string: LibTorch would allocate it before reading
   put(b, key + 1, 0x7FFFFFFF, 4);
-  expect_refusal(b, {"pickle 'archive/data.pkl' (byte ", "BINUNICODE claims a string of 2,147,483,647 bytes, but only "});
+  expect_refusal(b,
+                 {"pickle 'archive/data.pkl' (byte ", "BINUNICODE claims a string of 2,147,483,647 bytes, but only "});
   b = good;  // a memo index out of order: LibTorch grows its memo table to it (16 bytes an entry)
   ASSERT_EQ(b[key + 6], 'q');
   put(b, key + 7, 200, 1);
@@ -186,7 +188,8 @@ TEST(ArchiveCheck, ASourceLineTorchDoesNotWriteIsRefused) {
   ASSERT_NE(at, std::string::npos);
   b.replace(at + 2, 14, "__annotations_");
   const std::string why = source_refusal(b);
-  for (const char* part : {"source 'archive/code/__torch__/___torch_mangle_", ".py' line 2 is not one torch writes for a "
+  for (const char* part : {"source 'archive/code/__torch__/___torch_mangle_",
+                           ".py' line 2 is not one torch writes for a "
                            "module of attributes: '  __annotations_ = []'"})
     EXPECT_NE(why.find(part), std::string::npos) << why;
 }
@@ -245,7 +248,8 @@ TEST(ArchiveCheck, ZipCrc32IsTheStandardOne) {
   EXPECT_EQ(crc32("123456789"), 0xCBF43926u);
   const std::vector<char> b = pickled_dict();
   const auto entries = entries_of(b);
-  const auto data = std::find_if(entries.begin(), entries.end(), [](const TestEntry& e) { return e.name == "archive/data/0"; });
+  const auto data =
+      std::find_if(entries.begin(), entries.end(), [](const TestEntry& e) { return e.name == "archive/data/0"; });
   ASSERT_NE(data, entries.end());
   const at::Tensor w = torch::arange(12, torch::kFloat);
   EXPECT_EQ(crc32(w.data_ptr(), 48), crc32(&b[data->data], data->length));

@@ -35,8 +35,8 @@ TEST(ConvNet, StateMatchesTheRecipeClass) {
   const std::vector<std::string> names = {"conv1.weight", "conv1.bias", "conv2.weight", "conv2.bias",
                                           "fc1.weight",   "fc1.bias",   "fc2.weight",   "fc2.bias"};
   EXPECT_EQ(names_of(state), names);
-  const std::vector<std::vector<int64_t>> shapes = {{32, 3, 3, 3}, {32}, {64, 32, 3, 3}, {64},
-                                                    {128, 2304},   {128}, {10, 128},     {10}};
+  const std::vector<std::vector<int64_t>> shapes = {{32, 3, 3, 3}, {32},  {64, 32, 3, 3}, {64},
+                                                    {128, 2304},   {128}, {10, 128},      {10}};
   for (size_t i = 0; i < state.size(); ++i) EXPECT_EQ(state[i].second.sizes().vec(), shapes[i]) << names[i];
   // sum(p.numel() for p in ConvNet().parameters()) in Python
   EXPECT_EQ(parameter_count(*m), 896 + 18496 + 295040 + 1290);  // 315,722
@@ -67,10 +67,9 @@ TEST(ResNet18, StateMatchesTorchvisionNaming) {
   const auto names = names_of(state_entries(*m));
   // state_dict() of the Python CIFAR ResNet-18 in tests/model/python_interop.py
   ASSERT_EQ(names.size(), 122u);
-  const std::vector<std::string> head = {"conv1.weight",           "bn1.weight",
-                                         "bn1.bias",               "bn1.running_mean",
-                                         "bn1.running_var",        "bn1.num_batches_tracked",
-                                         "layer1.0.conv1.weight",  "layer1.0.bn1.weight"};
+  const std::vector<std::string> head = {"conv1.weight",          "bn1.weight",         "bn1.bias",
+                                         "bn1.running_mean",      "bn1.running_var",    "bn1.num_batches_tracked",
+                                         "layer1.0.conv1.weight", "layer1.0.bn1.weight"};
   EXPECT_EQ(std::vector<std::string>(names.begin(), names.begin() + head.size()), head);
   EXPECT_EQ(names.back(), "fc.bias");
   EXPECT_EQ(names[names.size() - 2], "fc.weight");
@@ -129,8 +128,7 @@ TEST_P(EachModel, ChannelsLastGivesTheSameLogits) {
     const auto mixed = m->forward(cl);
     set_memory_format(*m, torch::MemoryFormat::ChannelsLast);
     for (const auto& p : m->named_parameters())
-      if (p.value().dim() == 4)
-        EXPECT_TRUE(p.value().is_contiguous(torch::MemoryFormat::ChannelsLast)) << p.key();
+      if (p.value().dim() == 4) EXPECT_TRUE(p.value().is_contiguous(torch::MemoryFormat::ChannelsLast)) << p.key();
     const auto both = m->forward(cl);
     EXPECT_TRUE(torch::allclose(reference, mixed, 1e-5, 1e-5)) << "training=" << training;
     EXPECT_TRUE(torch::allclose(reference, both, 1e-5, 1e-5)) << "training=" << training;

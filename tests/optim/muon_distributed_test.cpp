@@ -36,8 +36,8 @@ MuonRun make_run() {
   std::vector<torch::optim::OptimizerParamGroup> groups;
   groups.emplace_back(std::vector<torch::Tensor>{r.w.back()},
                       std::make_unique<MuonOptions>(MuonOptions(0.05).momentum(0.8)));
-  groups.emplace_back(matrices, std::make_unique<MuonOptions>(
-                                    MuonOptions(0.2).momentum(0.65).weight_decay(0.01).orthogonalize(true)));
+  groups.emplace_back(
+      matrices, std::make_unique<MuonOptions>(MuonOptions(0.2).momentum(0.65).weight_decay(0.01).orthogonalize(true)));
   r.muon = std::make_unique<Muon>(std::move(groups), MuonOptions(0.05));
   r.muon->set_total_steps(20);
   return r;

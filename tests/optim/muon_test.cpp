@@ -91,8 +91,7 @@ TEST(NewtonSchulz, BatchesEqualSingleMatrices) {
   const torch::Tensor X = torch::randn({3, 16, 40});
   const torch::Tensor scale = torch::tensor(0.3);
   const torch::Tensor batched = newton_schulz(X, scale);
-  for (int64_t i = 0; i < 3; ++i)
-    EXPECT_LT((batched[i] - newton_schulz(X[i], scale)).abs().max().item<float>(), 1e-6);
+  for (int64_t i = 0; i < 3; ++i) EXPECT_LT((batched[i] - newton_schulz(X[i], scale)).abs().max().item<float>(), 1e-6);
 }
 
 // A filter, a matrix and a bias; the filter and the matrix orthogonalised.
@@ -109,9 +108,9 @@ MuonRun make_run(long total_steps) {
   std::vector<torch::optim::OptimizerParamGroup> groups;
   groups.emplace_back(std::vector<torch::Tensor>{r.w[2]},
                       std::make_unique<MuonOptions>(MuonOptions(0.1).momentum(0.8).weight_decay(0.01)));
-  groups.emplace_back(std::vector<torch::Tensor>{r.w[0], r.w[1]},
-                      std::make_unique<MuonOptions>(
-                          MuonOptions(0.2).momentum(0.6).weight_decay(0.05).orthogonalize(true)));
+  groups.emplace_back(
+      std::vector<torch::Tensor>{r.w[0], r.w[1]},
+      std::make_unique<MuonOptions>(MuonOptions(0.2).momentum(0.6).weight_decay(0.05).orthogonalize(true)));
   r.muon = std::make_unique<Muon>(std::move(groups), MuonOptions(0.1));
   r.muon->set_total_steps(total_steps);
   return r;
@@ -144,8 +143,8 @@ TEST(Muon, OneStepByHand) {
   // Step 1 of 10: progress 0.1, rescale period 2 + floor(1.5) = 3, not due (1 - 0 < 3).
   const torch::Tensor target = torch::tensor(Muon::target_magnitude(0.1));
   for (int i = 0; i < 2; ++i) {
-    const torch::Tensor buf = g[i];                // 0.6 * 0 + g
-    const torch::Tensor u = g[i] + 0.6 * buf;      // Nesterov
+    const torch::Tensor buf = g[i];            // 0.6 * 0 + g
+    const torch::Tensor u = g[i] + 0.6 * buf;  // Nesterov
     const torch::Tensor o = newton_schulz(u.reshape({u.size(0), -1}), target).view(u.sizes());
     const torch::Tensor want = (w0[i] - 0.2 * o) * (1 - 0.2 * 0.05);
     EXPECT_LT((r.w[i] - want).abs().max().item<float>(), 1e-6) << "parameter " << i;
@@ -201,8 +200,7 @@ TEST(Muon, ResumesBitIdentically) {
   archive.load_from(is);
   resumed.muon->load(archive);
   train(resumed, 5, 12);
-  for (size_t i = 0; i < whole.w.size(); ++i)
-    EXPECT_TRUE(torch::equal(whole.w[i], resumed.w[i])) << "parameter " << i;
+  for (size_t i = 0; i < whole.w.size(); ++i) EXPECT_TRUE(torch::equal(whole.w[i], resumed.w[i])) << "parameter " << i;
 }
 
 TEST(Muon, OptimizerSplitsTheModelsGroups) {

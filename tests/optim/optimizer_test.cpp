@@ -46,7 +46,8 @@ TEST(Optimizer, AdamOverOneGroupIsTheRecipes) {
   ParameterGroup all{"all", {torch::zeros({3}, torch::requires_grad())}, 1.0, 1.0, -1};
   Optimizer adam(c, {all});
   EXPECT_NE(dynamic_cast<torch::optim::Adam*>(&adam.torch_optimizer()), nullptr);
-  const auto& options = static_cast<const torch::optim::AdamOptions&>(adam.torch_optimizer().param_groups()[0].options());
+  const auto& options =
+      static_cast<const torch::optim::AdamOptions&>(adam.torch_optimizer().param_groups()[0].options());
   EXPECT_DOUBLE_EQ(options.lr(), 1e-3);
   EXPECT_DOUBLE_EQ(options.weight_decay(), 0.01);
   EXPECT_TRUE(optimizer_supports_nesterov("sgd"));

@@ -7,8 +7,8 @@
 
 #include <fstream>
 
-#include "support/temp_folder.hpp"
 #include "outputs/model_file.hpp"
+#include "support/temp_folder.hpp"
 #include "util/error.hpp"
 #include "util/paths.hpp"
 

@@ -178,8 +178,8 @@ TEST(PlacementChecks, SeveralRanksBoundToTheSameCores) {
 TEST(PlacementChecks, PartlyOverlappingBindingsAreOneGroup) {
   std::vector<RankTopology> node = cpu_node(3, 16);
   node[0].bound_cpus = range(0, 3);
-  node[1].bound_cpus = range(3, 6);   // overlaps rank 0 at 3
-  node[2].bound_cpus = range(6, 9);   // overlaps rank 1 at 6
+  node[1].bound_cpus = range(3, 6);  // overlaps rank 0 at 3
+  node[2].bound_cpus = range(6, 9);  // overlaps rank 1 at 6
   for (auto& t : node) t.intra_op_threads = 4;
   const auto warnings = check_placement(node);
   ASSERT_EQ(warnings.size(), 1u) << all_text(warnings);
@@ -202,9 +202,7 @@ TEST(PlacementChecks, UnboundRanksOnTwoNumaNodes) {
       << warnings[0].fix;
 }
 
-TEST(PlacementChecks, UnboundRanksOnOneNumaNodeAreFine) {
-  EXPECT_EQ(all_text(check_placement(cpu_node(4, 16))), "");
-}
+TEST(PlacementChecks, UnboundRanksOnOneNumaNodeAreFine) { EXPECT_EQ(all_text(check_placement(cpu_node(4, 16))), ""); }
 
 TEST(PlacementChecks, MoreRanksThanCoresOnANode) {
   // 4 unbound ranks on a 2-core box (mpirun --oversubscribe): one warning for all four.
@@ -254,18 +252,30 @@ struct NcclCase {
 
 TEST(PlacementChecks, NcclSettingsMustNameWhatExists) {
   const std::vector<NcclCase> cases = {
-      {"ib9", "", {"NCCL_SOCKET_IFNAME=ib9: no network interface here matches ib9 (interfaces: eth0, ib0, lo); "
-                   "NCCL's bootstrap will find no interface and fail. Fix: name interfaces that exist",
-                   "e.g. NCCL_SOCKET_IFNAME=eth0"}},
-      {"=eth", "", {"no network interface here matches eth ("}},  // =: exact names
+      {"ib9",
+       "",
+       {"NCCL_SOCKET_IFNAME=ib9: no network interface here matches ib9 (interfaces: eth0, ib0, lo); "
+        "NCCL's bootstrap will find no interface and fail. Fix: name interfaces that exist",
+        "e.g. NCCL_SOCKET_IFNAME=eth0"}},
+      {"=eth", "", {"no network interface here matches eth ("}},            // =: exact names
       {"eth0,ib9", "", {"matches ib9 (interfaces: eth0, ib0, lo). Fix:"}},  // one usable: no bootstrap failure
       {"^eth,ib,lo", "", {"excludes every network interface of this host"}},
-      {"eth", "", {}}, {"ib0", "", {}}, {"=eth0", "", {}}, {"^docker,lo", "", {}}, {"^=eth0", "", {}},
-      {"", "mlx5_4", {"NCCL_IB_HCA=mlx5_4: no InfiniBand adapter port here matches mlx5_4 "
-                      "(adapter:port here: mlx5_0:1, mlx5_1:1)", "e.g. NCCL_IB_HCA=mlx5_0:1"}},
+      {"eth", "", {}},
+      {"ib0", "", {}},
+      {"=eth0", "", {}},
+      {"^docker,lo", "", {}},
+      {"^=eth0", "", {}},
+      {"",
+       "mlx5_4",
+       {"NCCL_IB_HCA=mlx5_4: no InfiniBand adapter port here matches mlx5_4 "
+        "(adapter:port here: mlx5_0:1, mlx5_1:1)",
+        "e.g. NCCL_IB_HCA=mlx5_0:1"}},
       {"", "=mlx5_0:2", {"matches mlx5_0:2 ("}},  // no port 2
       {"", "=mlx5", {"matches mlx5 ("}},
-      {"", "mlx5", {}}, {"", "mlx5_0", {}}, {"", "=mlx5_0:1,mlx5_1:1", {}}, {"", "^mlx5_1", {}},
+      {"", "mlx5", {}},
+      {"", "mlx5_0", {}},
+      {"", "=mlx5_0:1,mlx5_1:1", {}},
+      {"", "^mlx5_1", {}},
       {"", "^=mlx5_0,mlx5_1", {}},
   };
   for (const auto& c : cases) {
@@ -278,8 +288,9 @@ TEST(PlacementChecks, NcclSettingsMustNameWhatExists) {
 
 TEST(PlacementChecks, NcclIbHcaWithoutInfiniband) {
   const std::string w = nccl_warning("", "mlx5_0", /*no_ib=*/true);
-  EXPECT_TRUE(contains(w, "NCCL_IB_HCA=mlx5_0 names InfiniBand adapters, but this host has none "
-                          "(/sys/class/infiniband is empty"))
+  EXPECT_TRUE(contains(w,
+                       "NCCL_IB_HCA=mlx5_0 names InfiniBand adapters, but this host has none "
+                       "(/sys/class/infiniband is empty"))
       << w;
   EXPECT_TRUE(contains(w, "unset NCCL_IB_HCA on hosts without InfiniBand")) << w;
 }

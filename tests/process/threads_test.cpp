@@ -5,8 +5,8 @@
 #include <torch/torch.h>
 #include <unistd.h>
 
-#include "support/scoped_env.hpp"
 #include "process/threads.hpp"
+#include "support/scoped_env.hpp"
 
 namespace cifar {
 namespace {

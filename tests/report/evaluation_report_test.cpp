@@ -69,9 +69,7 @@ TEST(EvaluationReport, TableHasARowPerClass) {
   EXPECT_NE(table.find(" airpla automo   bird"), std::string::npos) << "heads: names cut to 6 letters\n" << table;
 }
 
-TEST(EvaluationReport, JsonStringsAreEscaped) {
-  EXPECT_EQ(json_string("a\"b\\c\nd"), "\"a\\\"b\\\\c\\u000ad\"");
-}
+TEST(EvaluationReport, JsonStringsAreEscaped) { EXPECT_EQ(json_string("a\"b\\c\nd"), "\"a\\\"b\\\\c\\u000ad\""); }
 
 }  // namespace
 }  // namespace cifar

@@ -44,7 +44,8 @@ TEST(Metrics, ResumeKeepsEarlierRowsAndDropsForeignLines) {
       row.epoch = e;
       out << to_json(row) << "\n";
     }
-    out << "{\"epoch\": x}\n" << "garbage\n";
+    out << "{\"epoch\": x}\n"
+        << "garbage\n";
   }
   MetricsLog log(path);
   log.load_existing(2);  // a resume into epoch 2: rows 0 and 1 stay

@@ -68,7 +68,7 @@ TEST(RunPlan, RemainingBatchesForTheEta) {
   EXPECT_EQ(p.remaining_batches(0, 0, 1), 49 + 100);
   EXPECT_EQ(p.remaining_batches(2, 49, 150), 0);
   const RunPlan limited = make_run_plan(1000, 2, training(3, 10, 1, 60), false, 0);
-  EXPECT_EQ(limited.remaining_batches(0, 9, 10), 50);  // the step limit comes first
+  EXPECT_EQ(limited.remaining_batches(0, 9, 10), 50);                                    // the step limit comes first
   const RunPlan accumulating = make_run_plan(1000, 2, training(3, 10, 2, 0), false, 0);  // 25 steps per epoch
   EXPECT_EQ(accumulating.remaining_batches(0, 1, 1), 48 + 100);
 }
@@ -101,11 +101,14 @@ TEST(ElasticStepShape, KeepsTheGlobalBatchPerStep) {
 TEST(ElasticStepShape, AGlobalBatchThatDoesNotDivideIsRefusedNamingTheNumbers) {
   // 4 x 16 = 64 on 3 ranks: 64 = 3 x b x a has no solution, accumulation or not.
   const std::vector<std::tuple<StepShape, int, std::string>> cases = {
-      {{16, 4, 1}, 3,
+      {{16, 4, 1},
+       3,
        "resume on 3 rank(s): the checkpoint's global batch of 64 samples per optimiser step (16 per rank x 4 ranks) "
        "does not divide among 3 ranks, with or without gradient accumulation; resume on 1, 2, 4, 8, 16, 32, 64 "
        "ranks, or pass --elastic-batch per-rank"},
-      {{16, 4, 1}, 128, "global batch of 64 samples per optimiser step (16 per rank x 4 ranks) does not divide among 128"},
+      {{16, 4, 1},
+       128,
+       "global batch of 64 samples per optimiser step (16 per rank x 4 ranks) does not divide among 128"},
       {{6, 4, 2}, 32, "global batch of 48 samples per optimiser step (6 per rank x 4 ranks x 2 micro-batches)"},
   };
   for (const auto& [written, world, expected] : cases) {

@@ -59,7 +59,8 @@ Options parse(int argc, char** argv, bool* help) {
   Options o;
   std::string min_b = "4", max_b = "256M";
   po::options_description desc("allreduce_bench options");
-  desc.add_options()("help,h", "print this help")("min-bytes", po::value(&min_b)->default_value(min_b), "smallest message")(
+  desc.add_options()("help,h", "print this help")("min-bytes", po::value(&min_b)->default_value(min_b),
+                                                  "smallest message")(
       "max-bytes", po::value(&max_b)->default_value(max_b), "largest message (sizes double)")(
       "warmup", po::value(&o.warmup)->default_value(o.warmup), "untimed iterations per size")(
       "seconds", po::value(&o.seconds_per_size)->default_value(o.seconds_per_size), "target time per size")(
@@ -100,7 +101,8 @@ int main(int argc, char** argv) {
     log::info(strprintf("# allreduce_bench: %d rank(s) on %d node(s), backend %s, device %s, float32 sum", n,
                         env->world().num_nodes, comm->name().c_str(), placement.device.str().c_str()));
     log::info("#                       ------ cifar Communicator ------   -------- raw MPI_Allreduce -------");
-    log::info("#       size     count    time(us)  algbw(GB/s)  busbw(GB/s)    time(us)  algbw(GB/s)  busbw(GB/s)   ratio");
+    log::info(
+        "#       size     count    time(us)  algbw(GB/s)  busbw(GB/s)    time(us)  algbw(GB/s)  busbw(GB/s)   ratio");
     for (size_t bytes = opt.min_bytes; bytes <= opt.max_bytes; bytes *= 2) {
       const int64_t count = static_cast<int64_t>(bytes / sizeof(float));
       torch::Tensor ours = torch::ones({count}, torch::TensorOptions().device(placement.device));

@@ -22,12 +22,12 @@
 #include "comm/agreement.hpp"
 #include "comm/backends.hpp"
 #include "data/dataset.hpp"
+#include "eval/evaluation.hpp"
 #include "model/model.hpp"
 #include "mpi/mpi_main.hpp"
-#include "eval/evaluation.hpp"
-#include "report/evaluation_report.hpp"
 #include "outputs/model_file.hpp"
 #include "process/threads.hpp"
+#include "report/evaluation_report.hpp"
 #include "util/atomic_file.hpp"
 #include "util/error.hpp"
 #include "util/log.hpp"
@@ -152,8 +152,8 @@ int run(MpiEnvironment& env, int argc, char** argv) {
   options.tta_fraction = c.tta_fraction;
   const Evaluation e = evaluate(*model, data.test, data.normalization, *comm, options);
   if (world.rank == 0)
-    report(e, {c.model, c.weights, c.data.path, data.test.class_names, static_cast<int>(options.views.size()),
-               world.size},
+    report(e,
+           {c.model, c.weights, c.data.path, data.test.class_names, static_cast<int>(options.views.size()), world.size},
            c.json);
   return kExitOk;
 }

@@ -9,8 +9,8 @@
 #include <cstdio>
 #include <iostream>
 
-#include "pack/cifar_binary.hpp"
 #include "data/cifar_schema.hpp"
+#include "pack/cifar_binary.hpp"
 #include "pack/packer.hpp"
 #include "pack/synthetic.hpp"
 #include "util/error.hpp"
@@ -24,8 +24,8 @@ namespace {
 
 void print_summary(const PackSummary& s, const std::string& output, double seconds) {
   std::printf("wrote %s in %.2f s\n", output.c_str(), seconds);
-  std::printf("source: %s, md5 %s (%s)\n  %s\n", s.source.kind.c_str(), s.source.md5.c_str(),
-              s.source.md5_of.c_str(), s.source.note.c_str());
+  std::printf("source: %s, md5 %s (%s)\n  %s\n", s.source.kind.c_str(), s.source.md5.c_str(), s.source.md5_of.c_str(),
+              s.source.note.c_str());
   auto split_line = [](const char* name, int64_t n, const std::array<int64_t, 10>& classes, const ChannelStats& st) {
     std::printf("%s: %lld images; per class", name, static_cast<long long>(n));
     for (int64_t c : classes) std::printf(" %lld", static_cast<long long>(c));
@@ -56,15 +56,15 @@ int run(int argc, char** argv) {
   uint64_t seed = 0;
   int gzip = 0;
   po::options_description opts("cifar_pack options");
-  opts.add_options()("help,h", "show this help")
-      ("input,i", po::value(&input), "cifar-10-binary.tar.gz or its extracted cifar-10-batches-bin folder")
-      ("output,o", po::value(&output), "HDF5 file to write (written atomically)")
-      ("gzip", po::value(&gzip)->default_value(0), "deflate level 0..9 (0: none; Fletcher32 is always on)")
-      ("synthetic", po::value(&synthetic), "write N synthetic training samples instead of reading --input")
-      ("test-count", po::value(&test_count)->default_value(10000), "synthetic test samples")
-      ("seed", po::value(&seed)->default_value(0), "seed of the synthetic data")
-      ("synthetic-binary", po::value(&synthetic_binary),
-       "write 50000/10000 synthetic samples in the official binary layout: a .tar.gz archive or a folder");
+  opts.add_options()("help,h", "show this help")("input,i", po::value(&input),
+                                                 "cifar-10-binary.tar.gz or its extracted cifar-10-batches-bin folder")(
+      "output,o", po::value(&output), "HDF5 file to write (written atomically)")(
+      "gzip", po::value(&gzip)->default_value(0), "deflate level 0..9 (0: none; Fletcher32 is always on)")(
+      "synthetic", po::value(&synthetic), "write N synthetic training samples instead of reading --input")(
+      "test-count", po::value(&test_count)->default_value(10000), "synthetic test samples")(
+      "seed", po::value(&seed)->default_value(0), "seed of the synthetic data")(
+      "synthetic-binary", po::value(&synthetic_binary),
+      "write 50000/10000 synthetic samples in the official binary layout: a .tar.gz archive or a folder");
   po::variables_map vm;
   try {
     po::store(po::parse_command_line(argc, argv, opts), vm);
@@ -93,8 +93,10 @@ int run(int argc, char** argv) {
                                   ? pack_cifar_data(make_synthetic_cifar(synthetic, test_count, seed), output, options)
                                   : pack_cifar10(input, output, options);
   if (summary.source.kind == "archive") {
-    std::fprintf(stderr, "note: %s is not the official CIFAR-10 archive (md5 %s, official %s); accepted after the "
-                 "structure check\n", input.c_str(), summary.source.md5.c_str(), schema::kOfficialArchiveMd5);
+    std::fprintf(stderr,
+                 "note: %s is not the official CIFAR-10 archive (md5 %s, official %s); accepted after the "
+                 "structure check\n",
+                 input.c_str(), summary.source.md5.c_str(), schema::kOfficialArchiveMd5);
   }
   print_summary(summary, output, elapsed());
   return kExitOk;

@@ -22,7 +22,7 @@ int main(int argc, char** argv) {
   po::options_description desc("compare_models A.pth B.pth [options]");
   desc.add_options()("help,h", "print this help")("a", po::value(&a)->required(), "first model file")(
       "b", po::value(&b)->required(), "second model file")("model", po::value(&model_name)->default_value(model_name),
-                                                             "architecture of both files")(
+                                                           "architecture of both files")(
       "rtol", po::value(&rtol)->default_value(rtol), "largest allowed |a-b| / max|a| per tensor");
   po::positional_options_description pos;
   pos.add("a", 1).add("b", 1);
@@ -48,7 +48,8 @@ int main(int argc, char** argv) {
       worst = std::max(worst, rel);
       std::printf("%-28s max relative difference %.3g\n", ea[i].first.c_str(), rel);
     }
-    std::printf("largest relative difference %.3g (rtol %.3g): %s\n", worst, rtol, worst <= rtol ? "SAME" : "DIFFERENT");
+    std::printf("largest relative difference %.3g (rtol %.3g): %s\n", worst, rtol,
+                worst <= rtol ? "SAME" : "DIFFERENT");
     return worst <= rtol ? 0 : 1;
   } catch (const po::error& e) {
     std::cerr << "compare_models: " << e.what() << "\n" << desc;
