@@ -101,7 +101,9 @@ void Checkpointer::check_folder_belongs_to_this_run(const std::string& resume_pa
 }
 
 Resumption Checkpointer::resume(const RunPlan& plan) {
-  Resumption resumption{"", run_, plan};
+  Resumption resumption;  // a fresh start: the configured run and plan at position zero
+  resumption.run = run_;
+  resumption.plan = plan;
   std::string path;
   agree_on(control_, [&] {
     if (control_.rank() != 0) return;

@@ -119,7 +119,9 @@ TEST_P(Equivalence, NRanksEqualOneRankWithWholeBatch) {
   Net net;
   const auto bytes = static_cast<size_t>(bucket_mb * 1024 * 1024);
   GradientReducer reducer(net->parameters(), buffers_of(net), comm(), BucketOptions{bytes, bytes});
-  if (bucket_mb < 0.05) EXPECT_GT(reducer.num_buckets(), 2u);
+  if (bucket_mb < 0.05) {
+    EXPECT_GT(reducer.num_buckets(), 2u);
+  }
   EXPECT_EQ(max_rel_diff(initial, snapshot(net)), 0.0) << "parameters are broadcast from rank 0";
   const auto got = train(net, d, global_batch, steps, accumulate, &reducer, rank, world);
   const double diff = max_rel_diff(expected, got);

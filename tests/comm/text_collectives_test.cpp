@@ -46,7 +46,9 @@ TEST(TextCollectives, GatherStringsToEachRoot) {
 
 TEST(TextCollectives, GatherStringsAllEmpty) {
   const auto texts = gather_strings(test::env().comm(), "");
-  if (text_comm().rank() == 0) EXPECT_EQ(texts, std::vector<std::string>(static_cast<size_t>(text_comm().size())));
+  if (text_comm().rank() == 0) {
+    EXPECT_EQ(texts, std::vector<std::string>(static_cast<size_t>(text_comm().size())));
+  }
 }
 
 TEST(TextCollectives, GatherTopologies) {

@@ -199,7 +199,9 @@ TEST(CudaGraphStep, GraphedRunEqualsEagerRun) {
     }
     EXPECT_EQ(graph.captured(), step >= 3) << step;
     EXPECT_EQ(loss.item<float>(), expected.item<float>()) << "step " << step;
-    if (step == 7) EXPECT_TRUE(torch::equal(before, graphed.params[0])) << "lr 0 replay changed the weights";
+    if (step == 7) {
+      EXPECT_TRUE(torch::equal(before, graphed.params[0])) << "lr 0 replay changed the weights";
+    }
   }
   for (size_t i = 0; i < eager.params.size(); ++i) {
     const double diff = (eager.params[i] - graphed.params[i]).abs().max().item<double>();

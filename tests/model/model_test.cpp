@@ -128,7 +128,9 @@ TEST_P(EachModel, ChannelsLastGivesTheSameLogits) {
     const auto mixed = m->forward(cl);
     set_memory_format(*m, torch::MemoryFormat::ChannelsLast);
     for (const auto& p : m->named_parameters())
-      if (p.value().dim() == 4) EXPECT_TRUE(p.value().is_contiguous(torch::MemoryFormat::ChannelsLast)) << p.key();
+      if (p.value().dim() == 4) {
+        EXPECT_TRUE(p.value().is_contiguous(torch::MemoryFormat::ChannelsLast)) << p.key();
+      }
     const auto both = m->forward(cl);
     EXPECT_TRUE(torch::allclose(reference, mixed, 1e-5, 1e-5)) << "training=" << training;
     EXPECT_TRUE(torch::allclose(reference, both, 1e-5, 1e-5)) << "training=" << training;

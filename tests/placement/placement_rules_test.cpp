@@ -281,7 +281,9 @@ TEST(PlacementChecks, NcclSettingsMustNameWhatExists) {
   for (const auto& c : cases) {
     const std::string w = nccl_warning(c.ifname, c.hca);
     SCOPED_TRACE(std::string("NCCL_SOCKET_IFNAME=") + c.ifname + " NCCL_IB_HCA=" + c.hca + ": " + w);
-    if (c.expected.empty()) EXPECT_EQ(w, "");
+    if (c.expected.empty()) {
+      EXPECT_EQ(w, "");
+    }
     for (const auto& part : c.expected) EXPECT_TRUE(contains(w, part)) << part;
   }
 }
