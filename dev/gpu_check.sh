@@ -20,7 +20,7 @@
 #   OUT=/some/dir bash dev/gpu_check.sh            # every step
 #   OUT=/some/dir bash dev/gpu_check.sh build test_gpu   # chosen steps, in order
 # Needs, carried next to the working tree: .debs (dev/gpu_deps.sh download)
-# and .gpu/ddp_recipe.py (a copy of the reference recipe); .gpu/cifar-10-batches-bin
+# and .gpu/ddp_recipe.py (a copy of the PyTorch DDP recipe); .gpu/cifar-10-batches-bin
 # is optional (synthetic binary-layout data is made when it is absent).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -39,7 +39,7 @@ readonly repo=$PWD
 : "${GPU_BUILD_TARGETS:=cifar_mpi cifar_pack compare_models gpu_test gpu_step_test}"
 : "${GPU_PYTHON:=}"                        # empty: /opt/torch/.venv/bin/python3, else python3
 : "${GPU_CUDA_HOME:=${CUDA_HOME:-/usr/local/cuda}}"
-: "${GPU_SEED_DDP:=.gpu/ddp_recipe.py}"      # the Python reference recipe (convnet peer)
+: "${GPU_SEED_DDP:=.gpu/ddp_recipe.py}"      # the PyTorch DDP recipe (convnet peer)
 : "${GPU_AIRBENCH:=.gpu/airbench}"         # a copy of airbench (airbench94.py, make_data.py)
 : "${GPU_HIVERGE:=.gpu/hiverge}"           # a copy of hiverge/cifar10-speedrun (cifar10_speedrun.py)
 : "${GPU_SPEED_RUNS:=3}"                   # runs of each side in bench_speed94_*

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # tools/main_job.sh — the main job in one command: install packages, build,
 # pack CIFAR-10 into data/cifar10.h5 (once, and again when it was packed by a
-# cifar_pack older than the file's checksum header), and train the reference recipe
-# (config/default.ini) data-parallel with mpirun.
+# cifar_pack older than the file's checksum header), and train the PyTorch DDP
+# recipe (config/default.ini) data-parallel with mpirun.
 #
 #   tools/main_job.sh                      # 2 ranks
 #   NP=4 tools/main_job.sh --epochs 2      # extra arguments go to cifar_mpi
@@ -10,14 +10,14 @@
 #
 # The default build is the `cpu` preset, Debian's LibTorch 1.13: what a new
 # machine installs in half a minute, and what the run was shown bit-identical
-# with the reference recipe on. PRESET=cuda builds against the LibTorch 2.x in
+# with the PyTorch recipe on. PRESET=cuda builds against the LibTorch 2.x in
 # .venv-torch (tools/setup.sh makes it: 2.6 GB of wheels, too much for a first
 # run), which trains about 20% faster on a 2-core Xeon VM, with its own
 # rounding (docs/dev/ci.md, "The main job on either LibTorch").
 #
 # Data, first found wins: $CIFAR10_ARCHIVE (the .tar.gz or its extracted
-# folder), data/cifar-10-binary.tar.gz, data/cifar-10-batches-bin,
-# a shared data folder beside the checkout, else a download (needs internet).
+# folder), data/cifar-10-binary.tar.gz, data/cifar-10-batches-bin, else a
+# download (needs internet).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

@@ -42,7 +42,7 @@ if ((!main_job_only)); then
     slurm-wlm munge
     # install tests: Lmod loads the module files; dpkg-shlibdeps finds the .deb's dependencies
     lmod dpkg-dev
-    # Python side: golden files, the reference recipe, plots
+    # Python side: golden files, the PyTorch DDP recipe, plots
     python3 python3-torch python3-torchvision python3-numpy python3-matplotlib python3-h5py
     # the project-local venvs: PyPI-only test tools (dev/setup_python_tools.sh)
     # and PyPI's CUDA torch (tools/setup_torch.sh)

@@ -1,5 +1,5 @@
 """The Python twins of cifar_mpi's models (src/model), key for key and
-initialised as PyTorch initialises them: the reference recipe's ConvNet and
+initialised as PyTorch initialises them: the PyTorch DDP recipe's ConvNet and
 torchvision's ResNet-18 in CIFAR form, written out so that neither needs
 torchvision. One copy for the Python side: tests/model/python_interop.py
 (C++ <-> Python state dicts and logits), tests/e2e (python_accuracy.py,

@@ -10,6 +10,8 @@
 #include <fstream>
 #include <sstream>
 
+#include <boost/algorithm/string/join.hpp>
+
 #include "checkpoint/checkpointer.hpp"
 #include "comm/agreement.hpp"
 #include "comm/backends.hpp"
@@ -69,8 +71,7 @@ std::string thread_level() {
 void print_versions(const World& w) {
   unsigned h5_major = 0, h5_minor = 0, h5_release = 0;
   H5get_libversion(&h5_major, &h5_minor, &h5_release);
-  std::string gpus;
-  for (const auto& n : gpu::device_names()) gpus += (gpus.empty() ? "" : "; ") + n;
+  const std::string gpus = boost::algorithm::join(gpu::device_names(), "; ");
   std::string why_no_gpu;
   const int gpu_count = gpu::device_count(&why_no_gpu);
   log::info("versions and settings:");

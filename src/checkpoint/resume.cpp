@@ -4,6 +4,9 @@
 #include <algorithm>
 #include <map>
 
+#include <boost/algorithm/string/join.hpp>
+#include <boost/range/adaptor/transformed.hpp>
+
 #include "checkpoint/messages.hpp"
 #include "data/distributed_sampler.hpp"
 #include "data/epoch_shard.hpp"
@@ -143,11 +146,13 @@ void check_resumable(const Checkpoint& c, const std::string& path, const RunIden
   if (run.elastic_batch == ElasticBatch::Global && shape.global_batch() == written_shape(c).global_batch())
     differences.erase(std::remove_if(differences.begin(), differences.end(), is_batch_option), differences.end());
   if (!differences.empty()) {
-    std::string listed, fix;
-    for (const auto& d : differences) {
-      listed += (listed.empty() ? "" : "; ") + ("--" + d.key + " " + d.saved + " there, " + d.now + " here");
-      fix += (fix.empty() ? "" : " ") + ("--" + d.key + " " + d.saved);
-    }
+    using boost::adaptors::transformed;
+    const std::string listed = boost::algorithm::join(
+        differences |
+            transformed([](const auto& d) { return "--" + d.key + " " + d.saved + " there, " + d.now + " here"; }),
+        "; ");
+    const std::string fix = boost::algorithm::join(
+        differences | transformed([](const auto& d) { return "--" + d.key + " " + d.saved; }), " ");
     throw CheckpointError(checkpoint_message(path, " was written by a different run: " + listed +
                                                        ". It cannot continue that run; pass the checkpoint's values (" +
                                                        fix + ")" + kNewRunHint));

@@ -10,6 +10,9 @@
 #include <string>
 #include <utility>
 
+#include <boost/algorithm/string/join.hpp>
+#include <boost/range/adaptor/transformed.hpp>
+
 #include "util/error.hpp"
 
 namespace cifar {
@@ -98,9 +101,10 @@ std::optional<E> choice_from_string(const std::string& text) {
 // "auto | cpu | cuda"
 template <typename E>
 std::string choice_list(const char* separator = " | ") {
-  std::string list;
-  for (const auto& [v, name] : ChoiceNames<E>::values) list += (list.empty() ? "" : separator) + std::string(name);
-  return list;
+  return boost::algorithm::join(ChoiceNames<E>::values | boost::adaptors::transformed([](const auto& choice) {
+                                  return std::string(choice.second);
+                                }),
+                                separator);
 }
 
 // For programs with their own command line (tools): the value of `text`, or

@@ -5,7 +5,9 @@
 
 #include <unistd.h>
 
+#include <boost/algorithm/string/join.hpp>
 #include <boost/program_options.hpp>
+#include <boost/range/adaptor/transformed.hpp>
 
 #include <algorithm>
 #include <cctype>
@@ -90,11 +92,7 @@ constexpr Binding kDefinesRun = Binding::DefinesRun;
 constexpr Binding kMayChange = Binding::MayChange;
 
 // "one of: a, b, c" from a registry's names.
-std::string one_of(const std::vector<std::string>& names) {
-  std::string list;
-  for (const auto& n : names) list += (list.empty() ? "" : " | ") + n;
-  return list;
-}
+std::string one_of(const std::vector<std::string>& names) { return boost::algorithm::join(names, " | "); }
 
 bool contains(const std::vector<std::string>& names, const std::string& name) {
   return std::find(names.begin(), names.end(), name) != names.end();
@@ -367,9 +365,7 @@ void require(bool ok, const std::string& message) {
 void require_one_of(const std::string& key, const std::string& value, const std::vector<std::string>& allowed) {
   for (const auto& a : allowed)
     if (value == a) return;
-  std::string list;
-  for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
-  throw ConfigError("--" + key + ": '" + value + "' is not one of: " + list);
+  throw ConfigError("--" + key + ": '" + value + "' is not one of: " + boost::algorithm::join(allowed, ", "));
 }
 
 // A config file is small text: refuse what could hang (a FIFO) or exhaust
@@ -487,8 +483,8 @@ std::string flatten_ini(const std::string& path, const std::string& text, const 
       section = trim(t.substr(1, t.find(']') == std::string::npos ? std::string::npos : t.find(']') - 1));
       bool known = false;
       for (const auto& s : kSections) known = known || section == s.key;
-      std::string names;
-      for (const auto& s : kSections) names += (names.empty() ? "" : ", ") + std::string(s.key);
+      const std::string names = boost::algorithm::join(
+          kSections | boost::adaptors::transformed([](const SectionInfo& s) { return std::string(s.key); }), ", ");
       require(known && t.back() == ']', where + ": unknown section '" + t + "'; sections are " + names);
       continue;
     }
@@ -555,12 +551,6 @@ std::vector<std::string> command_line_names(const Options& options) {
   return names;
 }
 
-std::string joined(const std::vector<std::string>& tokens) {
-  std::string text;
-  for (const auto& t : tokens) text += (text.empty() ? "" : " ") + t;
-  return text;
-}
-
 // What Boost does not refuse by itself. A word no option takes (`--lr 0.1
 // 0.05`, or a bare `train`) becomes a positional argument that store() drops,
 // so the run went on as if it were not there; an unknown option is named with
@@ -579,13 +569,15 @@ void refuse_unknown_and_stray_arguments(const po::parsed_options& parsed, const 
   for (std::size_t i = 0; i < parsed.options.size(); ++i) {
     const po::option& o = parsed.options[i];
     if (o.position_key < 0) continue;
-    const std::string word = o.original_tokens.empty() ? joined(o.value) : o.original_tokens.front();
+    const std::string word =
+        o.original_tokens.empty() ? boost::algorithm::join(o.value, " ") : o.original_tokens.front();
     if (i == 0)
       throw ConfigError("unexpected argument '" + word +
                         "': arguments are options, --name value or --name=value (run cifar_mpi --help for the "
                         "options)");
     const po::option& before = parsed.options[i - 1];
-    throw ConfigError("unexpected argument '" + word + "' after " + joined(before.original_tokens) +
+    throw ConfigError("unexpected argument '" + word + "' after " +
+                      boost::algorithm::join(before.original_tokens, " ") +
                       (before.value.empty() ? ", which takes no value" : ": each option takes one value"));
   }
 }

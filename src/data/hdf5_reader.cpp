@@ -4,6 +4,9 @@
 #include <string>
 #include <vector>
 
+#include <boost/algorithm/string/join.hpp>
+#include <boost/range/adaptor/transformed.hpp>
+
 #include "data/cifar_schema.hpp"
 #include "data/hdf5_dataset.hpp"
 #include "data/hdf5_errors.hpp"
@@ -251,9 +254,11 @@ H5Handle open_uint8_dataset(hid_t file, const std::string& path, const std::stri
     ok = expected[i] < 0 || static_cast<int64_t>(dims[i]) == expected[i];
   }
   if (!ok) {
-    std::string got, want;
-    for (hsize_t d : dims) got += (got.empty() ? "" : ",") + std::to_string(d);
-    for (int64_t d : expected) want += (want.empty() ? "" : ",") + (d < 0 ? std::string("N") : std::to_string(d));
+    using boost::adaptors::transformed;
+    const std::string got =
+        boost::algorithm::join(dims | transformed([](hsize_t d) { return std::to_string(d); }), ",");
+    const std::string want = boost::algorithm::join(
+        expected | transformed([](int64_t d) { return d < 0 ? std::string("N") : std::to_string(d); }), ",");
     fail(path, object, "has shape [" + got + "], expected [" + want + "]");
   }
   check_dataset_storage(dset.get(), path, object, dims);

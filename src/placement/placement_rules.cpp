@@ -9,6 +9,8 @@
 #include <sstream>
 #include <tuple>
 
+#include <boost/algorithm/string/join.hpp>
+
 #include "util/error.hpp"
 #include "util/log.hpp"
 
@@ -19,12 +21,6 @@ using Warnings = std::vector<PlacementWarning>;
 
 void warn(Warnings& out, const RankTopology& t, std::string problem, std::string fix) {
   out.push_back(PlacementWarning{t.host, {t.rank}, std::move(problem), std::move(fix)});
-}
-
-std::string join(const std::vector<std::string>& items, const char* separator) {
-  std::string s;
-  for (const auto& item : items) s += (s.empty() ? "" : separator) + item;
-  return s;
 }
 
 // A launcher that did not bind leaves the rank on every CPU of the node.
@@ -98,7 +94,7 @@ void check_gpu_numa(const RankTopology& t, Warnings& out) {
        strprintf("computes on cuda:%d, attached to NUMA node %d (CPUs %s), but is bound to cores %s on NUMA "
                  "node(s) %s: its host-device copies and data loading cross the socket link",
                  t.gpu, t.gpu_numa, format_cpu_list(t.numa_cpus[t.gpu_numa]).c_str(),
-                 format_cpu_list(t.bound_cpus).c_str(), join(names, ", ").c_str()),
+                 format_cpu_list(t.bound_cpus).c_str(), boost::algorithm::join(names, ", ").c_str()),
        strprintf("bind ranks in GPU order, NUMA node by NUMA node: srun --cpu-bind=cores --distribution=block:block "
                  "--cpus-per-task=%d, or mpirun --map-by ppr:%d:numa:PE=%d --bind-to core "
                  "(nvidia-smi topo -m shows each GPU's CPU affinity)",
@@ -156,7 +152,7 @@ std::string first_not_loopback(const std::vector<std::string>& interfaces) {
 void check_socket_ifname(const RankTopology& t, Warnings& out) {
   if (t.nccl_socket_ifname.empty() || t.interfaces.empty()) return;  // empty: /sys/class/net unreadable
   const NcclList list = parse_nccl_list(t.nccl_socket_ifname);
-  const std::string have = join(t.interfaces, ", ");
+  const std::string have = boost::algorithm::join(t.interfaces, ", ");
   std::vector<std::string> unmatched;
   for (const auto& entry : list.entries) {
     bool found = false;
@@ -184,7 +180,7 @@ void check_socket_ifname(const RankTopology& t, Warnings& out) {
   if (unmatched.empty()) return;
   warn(out, t,
        strprintf("NCCL_SOCKET_IFNAME=%s: no network interface here matches %s (interfaces: %s)%s",
-                 t.nccl_socket_ifname.c_str(), join(unmatched, ", ").c_str(), have.c_str(),
+                 t.nccl_socket_ifname.c_str(), boost::algorithm::join(unmatched, ", ").c_str(), have.c_str(),
                  unmatched.size() == list.entries.size() ? "; NCCL's bootstrap will find no interface and fail" : ""),
        fix);
 }
@@ -216,7 +212,8 @@ void check_ib_hca(const RankTopology& t, Warnings& out) {
                 "empty: no InfiniBand/RoCE adapter, or no driver)",
                 t.nccl_ib_hca.c_str())
           : strprintf("NCCL_IB_HCA=%s: no InfiniBand adapter port here matches %s (adapter:port here: %s)",
-                      t.nccl_ib_hca.c_str(), join(unmatched, ", ").c_str(), join(t.ib_ports, ", ").c_str());
+                      t.nccl_ib_hca.c_str(), boost::algorithm::join(unmatched, ", ").c_str(),
+                      boost::algorithm::join(t.ib_ports, ", ").c_str());
   warn(out, t, problem,
        t.ib_ports.empty()
            ? std::string("unset NCCL_IB_HCA on hosts without InfiniBand; NCCL then uses TCP sockets (NET/Socket "
@@ -282,7 +279,8 @@ void check_shared_cores(const Node& node, Warnings& out) {
     }
     const RankTopology& t = *node[i];
     out.push_back(PlacementWarning{
-        t.host, ranks, "are bound to overlapping cores (" + join(bindings, "; ") + ") and compete for them",
+        t.host, ranks,
+        "are bound to overlapping cores (" + boost::algorithm::join(bindings, "; ") + ") and compete for them",
         strprintf("give each rank its own cores: %s (Open MPI binds to a whole socket above 2 ranks)",
                   binding_fix(t, cores_per_rank(t)).c_str())});
   }
@@ -452,12 +450,12 @@ std::string to_text(int v) { return std::to_string(v); }
 std::string to_text(bool v) { return v ? "1" : "0"; }
 std::string to_text(const std::string& v) { return v; }
 std::string to_text(const std::vector<int>& v) { return format_cpu_list(v); }
-std::string to_text(const std::vector<std::string>& v) { return join(v, ","); }
+std::string to_text(const std::vector<std::string>& v) { return boost::algorithm::join(v, ","); }
 std::string to_text(Launcher v) { return kLaunchers[static_cast<int>(v)]; }
 std::string to_text(const std::vector<std::vector<int>>& v) {
   std::vector<std::string> lists;
   for (const auto& cpus : v) lists.push_back(format_cpu_list(cpus));
-  return join(lists, ";");
+  return boost::algorithm::join(lists, ";");
 }
 
 // Every part, empty ones included ("0-3;" is two NUMA nodes, the second

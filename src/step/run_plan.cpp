@@ -4,6 +4,9 @@
 #include <algorithm>
 #include <vector>
 
+#include <boost/algorithm/string/join.hpp>
+#include <boost/range/adaptor/transformed.hpp>
+
 #include "data/batch_loader.hpp"
 #include "data/distributed_sampler.hpp"
 #include "util/error.hpp"
@@ -58,8 +61,8 @@ StepShape elastic_step_shape(const StepShape& written, int world_size) {
       if (per_rank / accumulate <= written.batch_size)
         return {static_cast<int>(per_rank / accumulate), world_size, static_cast<int>(accumulate)};
   }
-  std::string sizes;
-  for (const int64_t d : divisors(global)) sizes += (sizes.empty() ? "" : ", ") + std::to_string(d);
+  const std::string sizes = boost::algorithm::join(
+      divisors(global) | boost::adaptors::transformed([](int64_t d) { return std::to_string(d); }), ", ");
   throw ConfigError(
       strprintf("resume on %d rank(s): the checkpoint's global batch of %lld samples per optimiser step "
                 "(%s) does not divide among %d ranks, with or without gradient accumulation; resume on "

@@ -1,4 +1,4 @@
-// Trainer: the C++ counterpart of the reference recipe's worker(). Built once
+// Trainer: the C++ counterpart of the PyTorch DDP recipe's worker(). Built once
 // from the configuration and the MPI world — every check, placement and
 // allocation happens in the constructor, before the first step — then
 // train() runs the plan:

@@ -13,7 +13,7 @@ std::string strprintf(const char* fmt, ...) __attribute__((format(printf, 1, 2))
 
 namespace log {
 // Progress for the user: printed by rank 0 only, to stdout, no prefix
-// (keeps the reference recipe's line format).
+// (keeps the PyTorch DDP recipe's line format).
 void info(const std::string& line);
 // Diagnostics from any rank, to stderr, prefixed "[rank r/W host]".
 void warn(const std::string& line);

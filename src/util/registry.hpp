@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include <boost/algorithm/string/join.hpp>
+
 #include "util/error.hpp"
 
 namespace cifar {
@@ -21,12 +23,10 @@ std::vector<std::string> registered_names(const std::vector<Entry>& registry) {
 // "--optimizer: 'lamb' is not a known optimizer; valid names: adam, sgd".
 template <typename Entry>
 const Entry& find_registered(const std::vector<Entry>& registry, const std::string& name, const std::string& option) {
-  std::string valid;
-  for (const auto& e : registry) {
+  for (const auto& e : registry)
     if (name == e.name) return e;
-    valid += (valid.empty() ? "" : ", ") + std::string(e.name);
-  }
-  throw ConfigError("--" + option + ": '" + name + "' is not a known " + option + "; valid names: " + valid);
+  throw ConfigError("--" + option + ": '" + name + "' is not a known " + option +
+                    "; valid names: " + boost::algorithm::join(registered_names(registry), ", "));
 }
 
 }  // namespace cifar

@@ -1,5 +1,5 @@
 // Every config/*.ini of the repository parses and validates, names a model
-// the registry knows, and default.ini is the reference recipe. Installed
+// the registry knows, and default.ini is the PyTorch DDP recipe. Installed
 // configs are found by name; $CIFAR_DATA sits between the command line and
 // the file.
 #include <gtest/gtest.h>

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Load a cifar_mpi model file into the reference recipe's ConvNet with
+"""Load a cifar_mpi model file into the PyTorch DDP recipe's ConvNet with
 torch.load + load_state_dict and print its accuracy on the HDF5 test split
 (normalised as the recipe: x/255, then mean 0.5 std 0.5), to 4 decimals."""
 import os

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """C++ <-> Python model interoperability (a ctest test).
 
-For each model (convnet = the reference recipe's ConvNet, resnet18 = CIFAR
+For each model (convnet = the PyTorch DDP recipe's ConvNet, resnet18 = CIFAR
 ResNet-18), with the C++ helper `model_interop`:
   1. C++ seeds, builds and exports a state dict plus an input and its logits;
      Python loads the file with torch.load, strictly into its own class, and
