@@ -132,7 +132,7 @@ int run_check_env(const MpiEnvironment& env, const RunConfig& config) {
     placement = choose_placement(w, config.comm.backend, config.runtime.device, probe_machine());
     const Placement& p = placement;
     device_text = p.device.str() + " backend=" + p.backend;
-    if (p.device.is_cuda()) gpu = p.device.index();
+    if (p.device.is_cuda()) gpu = p.device.index();  // NOLINT(bugprone-signed-char-misuse): an int8 index, 0..n-1
   } catch (const Error& e) {
     device_text = "none";
     problem = e.what();

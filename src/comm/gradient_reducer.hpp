@@ -86,8 +86,8 @@ class GradientReducer {
   const StepTiming& last_timing() const { return timing_; }
 
  private:
-  void on_gradient(size_t param_index, const torch::Tensor& grad);
-  void launch_ready_buckets();  // caller holds mutex_
+  void on_gradient(size_t k, const torch::Tensor& grad);  // k: the parameter's index
+  void launch_ready_buckets();                            // caller holds mutex_
 
   std::vector<torch::Tensor> params_;
   std::vector<torch::Tensor> buffers_;

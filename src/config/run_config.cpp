@@ -348,7 +348,7 @@ std::unique_ptr<Options> make_options(RunConfig& c, const RegisteredNames& names
     using T = std::decay_t<decltype(field)>;
     groups.at(section).add_options()(name, po::value<T>(&field)->default_value(field, text(field)), help.c_str());
     o->section_of[name] = section;
-    o->keys.push_back(name);
+    o->keys.emplace_back(name);
   });
   for (const auto& s : kSections) o->all.add(groups.at(s.section));
   po::options_description legacy("Kept for older command lines");

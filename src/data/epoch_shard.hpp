@@ -54,7 +54,7 @@ class EpochShard {
   std::vector<int64_t> indices() const;
   // `run`'s options (loader_options) for this epoch: rank, epoch, the batch
   // to start at, the augmentation stream and whether a short last batch is dropped.
-  LoaderOptions epoch_options(LoaderOptions run) const;
+  LoaderOptions epoch_options(LoaderOptions o) const;
   // The epoch's loader over `train`: indices() in batches of the run's
   // micro-batch, with epoch_options(run).
   BatchLoader loader(const Split& train, const LoaderOptions& run, torch::Device device) const;

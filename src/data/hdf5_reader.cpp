@@ -381,7 +381,8 @@ Split PackedFile::split(const std::string& split, int64_t begin, int64_t count) 
   if (begin < 0 || count < 0 || begin + count > total) {
     throw DataError(where(path, "split " + split) +
                     strprintf(": range [%lld, %lld) is outside the split's %lld samples", static_cast<long long>(begin),
-                              static_cast<long long>(begin + count), static_cast<long long>(total)));
+                              static_cast<long long>(begin) + static_cast<long long>(count),
+                              static_cast<long long>(total)));
   }
   out.begin = begin;
   const int64_t bytes = count * (schema::kImageBytes + 1);
@@ -401,7 +402,7 @@ Split PackedFile::split(const std::string& split, int64_t begin, int64_t count) 
     const int64_t first = labels8.ge(schema::kNumClasses).nonzero()[0][0].item<int64_t>();
     fail(path, "dataset " + schema::labels_path(split),
          strprintf("%lld labels are outside 0..9 (first at sample %lld, value %d); ", static_cast<long long>(bad),
-                   static_cast<long long>(begin + first), labels8[first].item<int>()) +
+                   static_cast<long long>(begin) + static_cast<long long>(first), labels8[first].item<int>()) +
              kRepackHint);
   }
   out.labels = labels8.to(torch::kLong);

@@ -122,7 +122,7 @@ std::vector<EvalView> tta_views(TtaMode mode) {
 }
 
 int64_t Evaluation::count(int true_class, int predicted) const {
-  return confusion.at(static_cast<size_t>(true_class * kNumClasses + predicted));
+  return confusion.at(static_cast<size_t>(true_class) * kNumClasses + static_cast<size_t>(predicted));
 }
 
 int64_t Evaluation::correct() const {

@@ -62,7 +62,7 @@ ResNet18::ResNet18() : Model("ResNet18") {
       layer->push_back(BasicBlock(in, kWidths[stage], stride));
       in = kWidths[stage];
     }
-    layers_.push_back(register_module("layer" + std::to_string(stage + 1), layer));
+    layers_.emplace_back(register_module("layer" + std::to_string(stage + 1), layer));
   }
   fc_ = register_module("fc", torch::nn::Linear(in, cifar10::kNumClasses));
   init_like_torchvision(*this);

@@ -77,7 +77,7 @@ bool GraphSafeStep::uses_fused_kernels() { return CIFAR_FUSED_OPTIMIZER_KERNELS 
 // ---- Adam -----------------------------------------------------------------
 
 GraphSafeAdam::GraphSafeAdam(std::vector<torch::optim::OptimizerParamGroup> groups, AdamOptions defaults)
-    : torch::optim::Adam(std::move(groups), std::move(defaults)), lrs_(initial_rates(param_groups())) {
+    : torch::optim::Adam(std::move(groups), defaults), lrs_(initial_rates(param_groups())) {
   for (const auto& g : param_groups()) {
     if (static_cast<const AdamOptions&>(g.options()).amsgrad())
       throw Error("the graph-safe Adam does not implement amsgrad");
@@ -136,8 +136,7 @@ torch::Tensor GraphSafeAdam::step(LossClosure closure) {
 
 // The device step counts go into the host state that Adam::save() writes.
 void GraphSafeAdam::save(torch::serialize::OutputArchive& archive) const {
-  for (size_t g = 0; g < groups_.size(); ++g) {
-    const GroupState& s = groups_[g];
+  for (const GroupState& s : groups_) {
     for (size_t i = 0; i < s.params.size(); ++i) {
       auto& st = static_cast<AdamParamState&>(*state_.at(state_key(state_, s.params[i])));
       st.step(static_cast<int64_t>(s.steps[i].item<double>()));
@@ -155,7 +154,7 @@ void GraphSafeAdam::load(torch::serialize::InputArchive& archive) {
 // ---- SGD ------------------------------------------------------------------
 
 GraphSafeSGD::GraphSafeSGD(std::vector<torch::optim::OptimizerParamGroup> groups, SGDOptions defaults)
-    : torch::optim::SGD(std::move(groups), std::move(defaults)), lrs_(initial_rates(param_groups())) {}
+    : torch::optim::SGD(std::move(groups), defaults), lrs_(initial_rates(param_groups())) {}
 
 void GraphSafeSGD::set_learning_rate(size_t group, double lr) {
   param_groups().at(group).options().set_lr(lr);

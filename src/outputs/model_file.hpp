@@ -29,6 +29,6 @@ void load_state_dict(Model& model, const std::string& path);
 // things (checkpoints): the model's state as CPU copies, and the checked copy
 // of a state dict into `model` (`path` names the source in errors).
 c10::Dict<std::string, at::Tensor> cpu_state_dict(const Model& model);
-void apply_state_dict(Model& model, const c10::Dict<c10::IValue, c10::IValue>& state, const std::string& path);
+void apply_state_dict(Model& model, const c10::Dict<c10::IValue, c10::IValue>& file, const std::string& path);
 
 }  // namespace cifar

@@ -207,7 +207,7 @@ FileMap read_folder(const std::string& input, std::string* md5, std::vector<std:
 // ---- structure check and record parsing, the same for archive and folder.
 void check_structure(const std::string& input, const FileMap& files, const std::vector<std::string>& others) {
   std::vector<std::string> expected(schema::kTrainBatchFiles.begin(), schema::kTrainBatchFiles.end());
-  expected.push_back(schema::kTestBatchFile);
+  expected.emplace_back(schema::kTestBatchFile);
   int bins = static_cast<int>(others.size());
   for (const auto& [name, data] : files) bins += ends_with(name, ".bin") ? 1 : 0;
   for (const std::string& name : expected) {

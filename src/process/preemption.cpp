@@ -1,7 +1,7 @@
 // Signal flag and its per-step agreement (see preemption.hpp).
 #include "process/preemption.hpp"
 
-#include <signal.h>
+#include <signal.h>  // NOLINT(modernize-deprecated-headers): sigaction is POSIX's, not <csignal>'s
 
 #include <atomic>
 #include <csignal>

@@ -42,10 +42,10 @@ bool still_at_path(int fd, const std::string& path) {
          open_file.st_ino == named.st_ino;
 }
 
-ConfigError in_use(const std::string& what, int fd, const std::string& lock_path) {
-  return ConfigError(what + " is in use by another job (" + read_holder(fd) + "; lock file " + lock_path +
-                     "): two jobs would overwrite each other's files; wait for it to end, or give this job its own "
-                     "paths");
+// The refusal of a lock that another job holds, naming the holder that `fd` records.
+std::string in_use(const std::string& what, int fd, const std::string& lock_path) {
+  return what + " is in use by another job (" + read_holder(fd) + "; lock file " + lock_path +
+         "): two jobs would overwrite each other's files; wait for it to end, or give this job its own paths";
 }
 
 }  // namespace
@@ -75,9 +75,9 @@ FileLock::FileLock(const std::string& lock_path, const std::string& what) : path
     if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
       const int err = errno;
       if (err == EWOULDBLOCK) {
-        const ConfigError refusal = in_use(what, fd, lock_path);
+        const std::string why = in_use(what, fd, lock_path);
         ::close(fd);
-        throw refusal;
+        throw ConfigError(why);
       }
       ::close(fd);
       log::warn(what + ": cannot lock " + lock_path + " (" + std::strerror(err) +
@@ -105,9 +105,9 @@ void require_unlocked(const std::string& lock_path, const std::string& what) {
                       "); choose a writable path");
   }
   if (::flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK) {
-    const ConfigError refusal = in_use(what, fd, lock_path);
+    const std::string why = in_use(what, fd, lock_path);
     ::close(fd);
-    throw refusal;
+    throw ConfigError(why);
   }
   ::close(fd);  // releases the shared lock
 }

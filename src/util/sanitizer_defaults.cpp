@@ -7,6 +7,9 @@
 
 #define CIFAR_SANITIZER_HOOK extern "C" __attribute__((visibility("default"), used)) const char*
 
+// The sanitizer runtimes look these reserved names up.
+// NOLINTBEGIN(bugprone-reserved-identifier)
+
 // AddressSanitizer: also report uncaught exceptions' aborts with a stack, and
 // globals used before their initialisation (across translation units).
 CIFAR_SANITIZER_HOOK __asan_default_options() {
@@ -41,6 +44,8 @@ CIFAR_SANITIZER_HOOK __lsan_default_suppressions() {
          "leak:/pmix2/lib/\n"
          "leak:__vasprintf_internal\n";
 }
+
+// NOLINTEND(bugprone-reserved-identifier)
 
 // Open MPI and PMIx load their components with dlopen and unload them in
 // MPI_Finalize, before LeakSanitizer looks at the heap at exit: a leak
