@@ -23,8 +23,15 @@ while (($#)); do
     *) echo "usage: $0 [--np N] [--epochs E] [--rounds R] [--archive PATH] [-- cifar_mpi args]" >&2; exit 2 ;;
   esac
 done
-[[ -f $archive ]] || { echo "vs_python: the CIFAR-10 binary archive (cifar-10-binary.tar.gz) is needed: give it with --archive PATH or CIFAR10_ARCHIVE${archive:+ ('$archive' not found)}" >&2; exit 1; }
-[[ -f $seed_ddp ]] || { echo "vs_python: the PyTorch DDP recipe script is needed: set SEED_DDP to its path${seed_ddp:+ ('$seed_ddp' not found)}" >&2; exit 1; }
+if [[ ! -f $archive ]]; then
+  echo "vs_python: the CIFAR-10 binary archive (cifar-10-binary.tar.gz) is needed: give it with --archive PATH" \
+    "or CIFAR10_ARCHIVE${archive:+ (not found: $archive)}" >&2
+  exit 1
+fi
+if [[ ! -f $seed_ddp ]]; then
+  echo "vs_python: the PyTorch DDP recipe script is needed: set SEED_DDP to its path${seed_ddp:+ (not found: $seed_ddp)}" >&2
+  exit 1
+fi
 
 work=${BENCH_WORK:-build/bench}
 mkdir -p "$work"
