@@ -2,7 +2,7 @@
 // then check the environment or train. Errors are caught in one place,
 // run_mpi_main (mpi/mpi_main.hpp).
 #include "app/check_env.hpp"
-#include "app/registered_names.hpp"
+#include "app/registries.hpp"
 #include "comm/agreement.hpp"
 #include "config/run_config.hpp"
 #include "mpi/mpi_main.hpp"

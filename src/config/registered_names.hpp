@@ -1,6 +1,6 @@
 // The names of the registered parts a configuration chooses among (datasets,
 // models, optimisers, gradient backends). The registries live on the floors
-// above config; main gathers their names (app/registered_names.hpp) and hands
+// above config; main gathers their names (app/registries.hpp) and hands
 // them to parse_config(), config_help() and validate(), which check a choice
 // against them and list them in --help.
 #pragma once

@@ -12,13 +12,13 @@ ModelComparison compare_models(const Model& a, const Model& b) {
   const auto ea = state_entries(a);
   const auto eb = state_entries(b);
   if (ea.size() != eb.size())
-    throw ConfigError(strprintf("the models have %zu and %zu tensors: not the same architecture", ea.size(),
-                                eb.size()));
+    throw ConfigError(
+        strprintf("the models have %zu and %zu tensors: not the same architecture", ea.size(), eb.size()));
   ModelComparison result;
   for (size_t i = 0; i < ea.size(); ++i) {
     if (ea[i].first != eb[i].first || !ea[i].second.sizes().equals(eb[i].second.sizes()))
-      throw ConfigError("tensor " + std::to_string(i) + " is '" + ea[i].first + "' in one model and '" +
-                        eb[i].first + "' in the other, or of another shape: not the same architecture");
+      throw ConfigError("tensor " + std::to_string(i) + " is '" + ea[i].first + "' in one model and '" + eb[i].first +
+                        "' in the other, or of another shape: not the same architecture");
     const torch::NoGradGuard no_grad;
     const auto x = ea[i].second.to(torch::kFloat64);
     const auto y = eb[i].second.to(torch::kFloat64);

@@ -6,7 +6,7 @@
 
 #include <fstream>
 
-#include "app/registered_names.hpp"
+#include "app/registries.hpp"
 #include "config/run_config.hpp"
 #include "model/model.hpp"
 #include "support/scoped_env.hpp"

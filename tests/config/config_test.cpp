@@ -11,7 +11,7 @@
 #include <fstream>
 #include <map>
 
-#include "app/registered_names.hpp"
+#include "app/registries.hpp"
 #include "comm/backends.hpp"
 #include "config/run_config.hpp"
 #include "data/dataset.hpp"

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "app/registered_names.hpp"
+#include "app/registries.hpp"
 #include "config/run_config.hpp"
 #include "fuzz_support.hpp"
 #include "util/error.hpp"

@@ -1,5 +1,5 @@
-// Gathers the registries' names (see registered_names.hpp).
-#include "app/registered_names.hpp"
+// Gathers the registries' names (see registries.hpp).
+#include "app/registries.hpp"
 
 #include "comm/backends.hpp"
 #include "data/dataset.hpp"
