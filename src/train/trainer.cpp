@@ -216,7 +216,7 @@ torch::Tensor Trainer::train_step(const Batch& batch, bool ends_step) {
   reducer_->prepare_for_backward(ends_step, position_.step);
   const torch::Tensor loss = forward_loss(batch);
   profile_.end(StepProfile::kForward);
-  scaler_.scale(loss / plan_.accumulate).backward();  // the resumed shape's accumulation (adopt_resumed_shape)
+  scaler_.scale(loss / plan_.accumulate).backward();  // the resumed shape's accumulation (resumed_plan)
   profile_.end(StepProfile::kBackward);
   if (ends_step) apply_update();
   return loss;

@@ -89,7 +89,7 @@ class Trainer {
   void plan_schedule();
   void open_tensorboard();
   void announce() const;
-  // The whole-run record (run_record.cpp).
+  // The whole run: its outputs, totals and closing lines (run_totals.cpp).
   void check_output_ownership();
   void adopt_resumed_totals();
   RunTotals run_totals() const;
