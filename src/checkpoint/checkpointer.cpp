@@ -169,6 +169,8 @@ void Checkpointer::count_steps(Resumption& r) const {
                         r.plan.total_steps, r.plan.steps_per_epoch, control_.size()));
 }
 
+namespace {
+
 // The id of a run that starts now in `checkpoint_dir` (16 hex digits).
 std::string new_run_id(const RunIdentity& run, const std::string& checkpoint_dir) {
   // What defines the run, without how the global batch is split (an elastic
@@ -181,6 +183,8 @@ std::string new_run_id(const RunIdentity& run, const std::string& checkpoint_dir
   md5.update(text.data(), text.size());
   return md5.hex_digest().substr(0, 16);
 }
+
+}  // namespace
 
 // The run's id: the resumed checkpoint's, as its owner record proves it;
 // for a fresh start, or a checkpoint without a record (written before
@@ -212,15 +216,13 @@ void Checkpointer::adopt_run_id(const std::string& path, Resumption& resumption)
 
 // Every rank alike, before any checkpoint: a diverged run (or one whose
 // parameters overflowed) writes nothing.
-void Checkpointer::check_state_before_write(long step) { guard_.require_finite_state(state_.model, step); }
-
 void Checkpointer::save(const TrainingPosition& position, double loss_sum, double loss_count, RunTotals totals) {
   const std::string path = paths::join(config_.dir, checkpoint_file_name(position));
   // This exact state is on disk already (a step checkpoint at the epoch's
   // end): only its record is brought up to date (the epoch's time, a target
   // reached, a row written).
   const bool on_disk = path == last_written_;
-  if (!on_disk) check_state_before_write(position.step);
+  if (!on_disk) guard_.require_finite_state(state_.model, position.step);  // a diverged run writes nothing
   agree_on(control_, [&] {
     if (control_.rank() != 0) return;  // every rank holds the same state; the others wait here
     if (on_disk) {

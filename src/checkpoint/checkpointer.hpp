@@ -101,7 +101,6 @@ class Checkpointer {
   void save(const TrainingPosition& position, double loss_sum, double loss_count, RunTotals totals);
   void adopt_run_id(const std::string& path, Resumption& resumption);
   void check_folder_belongs_to_this_run(const std::string& resume_path) const;
-  void check_state_before_write(long step);
   void continue_from(const Checkpoint& checkpoint, Resumption& resumption) const;
   void count_steps(Resumption& resumption) const;
 
