@@ -116,7 +116,8 @@ void run_startup_checks(const MpiEnvironment& env, const RunConfig& config, cons
     // Outputs that are another run's: refused against the id the run would adopt.
     if (w.rank == 0) {
       const RunIdentity run = run_identity(config, w.size, data.train.info.count, data.identity);
-      check_output_owners(config, startup_run_id(config.checkpoint, run));
+      check_output_owners(config, startup_run_id(config.checkpoint, run),
+                          config.checkpoint.enabled() ? config.checkpoint.dir : "");
     }
   });
 }

@@ -241,7 +241,7 @@ void Checkpointer::save(const TrainingPosition& position, double loss_sum, doubl
     record.size = static_cast<int64_t>(bytes.size());
     record.totals = totals;
     write_owner_record(owner_record_path(path), record);
-    write_file_atomically(path, bytes);
+    write_recorded_file(path, [&] { write_file_atomically(path, bytes); });
     const size_t others = prune_checkpoints(config_.dir, config_.keep, run_id_);
     if (others > 0 && !told_about_others_) {
       log::warn(

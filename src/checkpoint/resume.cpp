@@ -283,21 +283,38 @@ std::string skipping_note(const std::string& why, const std::vector<std::string>
                 : std::string("; no older checkpoint is left"));
 }
 
+std::vector<std::string> length_dependent_parts(const std::vector<std::string>& config_lines) {
+  const auto values = config_values(config_lines);
+  auto value = [&](const char* key) {
+    const auto it = values.find(key);
+    return it == values.end() ? std::string() : it->second;
+  };
+  std::vector<std::string> parts;
+  const std::string schedule = value("schedule");
+  if (!schedule.empty() && schedule != to_string(ScheduleKind::Constant))
+    parts.push_back("the " + schedule + " schedule");
+  if (!value("lookahead-every").empty() && value("lookahead-every") != "0") parts.emplace_back("lookahead's decay");
+  if (value("optimizer") == "muon") parts.emplace_back("Muon's progress (its target magnitude and rescale period)");
+  return parts;
+}
+
 std::string length_change_note(const Checkpoint& c, const RunIdentity& run) {
   const auto saved = config_values(c.run.config), now = config_values(run.config);
   auto value = [](const std::map<std::string, std::string>& m, const char* key) {
     const auto it = m.find(key);
     return it == m.end() ? std::string("?") : it->second;
   };
-  const std::string schedule = value(saved, "schedule");
-  const bool depends_on_length =
-      schedule == to_string(ScheduleKind::Cosine) || schedule == to_string(ScheduleKind::OneCycle);
   const std::string before = "--epochs " + value(saved, "epochs") + " --max-steps " + value(saved, "max-steps");
   const std::string after = "--epochs " + value(now, "epochs") + " --max-steps " + value(now, "max-steps");
-  if (!depends_on_length || before == after) return "";
-  return "the run's length changes from " + before + " to " + after + " and the " + schedule +
-         " schedule depends on it: from the resumed step on, the learning rate follows the new length, so the "
-         "result differs from both uninterrupted runs";
+  // The parts are run-defining options (the same on both sides): the run's own.
+  const auto parts = length_dependent_parts(run.config);
+  if (parts.empty() || before == after) return "";
+  std::string named = parts.front();
+  for (size_t i = 1; i < parts.size(); ++i) named += (i + 1 == parts.size() ? " and " : ", ") + parts[i];
+  return "the run's length changes from " + before + " to " + after + ", and " + named +
+         (parts.size() == 1 ? " depends" : " depend") +
+         " on it: from the resumed step on, the run follows the new length, so the result differs from both "
+         "uninterrupted runs";
 }
 
 RunPlan resumed_plan(const std::string& path, const RunIdentity& run, const RunPlan& plan, const RunConfig& config,

@@ -89,8 +89,13 @@ long steps_of_reshaped_run(const RunPlan& plan, const TrainingPosition& position
 std::string elastic_resume_note(const Checkpoint& checkpoint, const RunIdentity& run, double lr);
 // The factor on --lr for `run`: its global batch per step over the one --lr is for.
 double lr_scale(const RunIdentity& run);
+// The parts of a run (its RunConfig::describe() lines) whose behaviour
+// follows its length in steps: a --schedule other than constant, lookahead's
+// decay, Muon's progress. Empty: a run made longer or shorter at a resume
+// continues exactly as the run of the new length would.
+std::vector<std::string> length_dependent_parts(const std::vector<std::string>& config_lines);
 // A warning for a resumed run whose length changed (--epochs, --max-steps)
-// under a schedule that depends on it (cosine, one-cycle), or "".
+// naming the parts that depend on it (length_dependent_parts), or "".
 std::string length_change_note(const Checkpoint& checkpoint, const RunIdentity& run);
 // --resume auto's one line for a checkpoint it passes over (unreadable or
 // damaged): "skipping <why>" and the older file of `newest_first`

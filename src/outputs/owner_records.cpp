@@ -2,6 +2,7 @@
 #include "outputs/owner_records.hpp"
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <fstream>
 #include <map>
@@ -63,6 +64,15 @@ std::optional<OwnerRecord> read_owner_record(const std::string& record_path) {
   // A regular, readable file of a record's size at most, by the inputs' own stat check.
   if (!paths::check_regular_file(record_path, static_cast<long long>(kMaxRecordBytes))) return std::nullopt;
   return parse_owner_record(first_bytes(record_path, kMaxRecordBytes));
+}
+
+std::string owner_record_problem(const std::string& record_path) {
+  const paths::FileCheck check = paths::check_regular_file(record_path, static_cast<long long>(kMaxRecordBytes));
+  if (check.problem == paths::FileProblem::Missing) return "";
+  if (!check) return check.reason;
+  if (check.size == 0) return "is empty";
+  if (!parse_owner_record(first_bytes(record_path, kMaxRecordBytes))) return "is not an owner record cifar_mpi wrote";
+  return "";
 }
 
 std::optional<OwnerRecord> parse_owner_record(const std::string& text) {
@@ -170,7 +180,7 @@ void check_output_kinds(const RunConfig& c) {
                       "another --tensorboard folder");
 }
 
-void check_output_owners(const RunConfig& c, const std::string& run_id) {
+void check_output_owners(const RunConfig& c, const std::string& run_id, const std::string& run_folder) {
   struct Output {
     const char* option;
     std::string path, record;
@@ -182,12 +192,29 @@ void check_output_owners(const RunConfig& c, const std::string& run_id) {
   for (const Output& o : outputs) {
     // A record whose file is gone guards nothing (the file was deleted).
     if (!paths::exists(o.path)) continue;
+    const std::string what = std::string("--") + o.option + " " + o.path;
+    // A guard that cannot be read proves nothing either way: it refuses.
+    if (const std::string damage = owner_record_problem(o.record); !damage.empty())
+      throw ConfigError(what + ": its owner record " + o.record + " " + damage +
+                        ", so whose file it is cannot be told, and a run never replaces another run's files; if it "
+                        "is yours to replace, delete " +
+                        o.record + ", else give this run its own --" + o.option);
     const auto record = read_owner_record(o.record);
-    if (!record || record->run == run_id) continue;
+    if (!record) continue;
     const std::string continue_it = "continue that run (--checkpoint-dir " + record->checkpoint_dir + " --resume auto)";
-    throw ConfigError(std::string("--") + o.option + " " + o.path + " belongs to another run (" + owner_text(*record) +
-                      "; owner record " + o.record + "): a run never replaces or appends to another run's files; " +
-                      continue_it + ", or give this run its own --" + o.option);
+    if (record->run != run_id)
+      throw ConfigError(what + " belongs to another run (" + owner_text(*record) + "; owner record " + o.record +
+                        "): a run never replaces or appends to another run's files; " + continue_it +
+                        ", or give this run its own --" + o.option);
+    // The same run from another checkpoint folder while the first still
+    // exists: a copy of it resumed (a fork), which must not replace the
+    // files of the run it came from. A folder that was moved continues.
+    const std::string here = run_folder.empty() ? "" : paths::resolved(run_folder);
+    if (!here.empty() && here != record->checkpoint_dir && paths::is_directory(record->checkpoint_dir))
+      throw ConfigError(what + " belongs to run " + record->run + " of --checkpoint-dir " + record->checkpoint_dir +
+                        ", and this run continues a copy of it from " + here +
+                        ": a copy never replaces the files of the run it came from; give it its own --" + o.option +
+                        ", or " + continue_it);
   }
 }
 
@@ -204,6 +231,15 @@ void claim_output(const std::string& path, const std::string& kind, const std::s
   if (run_id.empty() || path.empty()) return;
   const OwnerRecord r = owner_record(run_id, kind, checkpoint_dir);
   write_owner_record(kind == "tensorboard" ? folder_record_path(path) : owner_record_path(path), r);
+}
+
+void write_recorded_file(const std::string& path, const std::function<void()>& write) {
+  try {
+    write();
+  } catch (...) {
+    if (!paths::exists(path)) ::unlink(owner_record_path(path).c_str());
+    throw;
+  }
 }
 
 void claim_outputs(const OutputConfig& output, const std::string& run_id, const std::string& checkpoint_dir) {

@@ -23,6 +23,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -60,6 +61,10 @@ std::string owner_record_name(const std::string& name);
 std::string recorded_file_name(const std::string& record_name);
 // "DIR/.cifar_mpi.run": the record of a folder output (--tensorboard).
 std::string folder_record_path(const std::string& folder);
+// Why the file at `record_path` cannot serve as an owner record: "" when it
+// is absent or a record this program wrote; else "is empty", "is a folder,
+// not a file", "is not an owner record cifar_mpi wrote", ...
+std::string owner_record_problem(const std::string& record_path);
 // nullopt when the record is absent or not one this program wrote.
 std::optional<OwnerRecord> read_owner_record(const std::string& record_path);
 // The record as its file holds it, and back (nullopt: not a record).
@@ -80,16 +85,27 @@ std::optional<OwnerRecord> checkpoint_record(const std::string& path);
 // the --tensorboard folder, ...) is refused, ConfigError naming the option,
 // the path, what it holds and what to do.
 void check_output_kinds(const RunConfig& config);
-// The same for outputs whose record names another run than `run_id` ("" for
-// a run without --checkpoint-dir, which owns nothing): a run never replaces
-// or appends to another run's files.
-void check_output_owners(const RunConfig& config, const std::string& run_id);
+// The same for an output whose record names another run than `run_id` (""
+// for a run without --checkpoint-dir, which owns nothing): a run never
+// replaces or appends to another run's files. A record that cannot be read
+// (empty, damaged, a folder) is refused too: a damaged guard never disarms.
+// A record of this run that names another checkpoint folder than
+// `run_folder` ("" to leave this out), one that still exists, is a copy of
+// the run resumed elsewhere (a fork): refused, so that it never replaces the
+// files of the run it came from; where that folder is gone (moved), the run
+// continues.
+void check_output_owners(const RunConfig& config, const std::string& run_id, const std::string& run_folder);
 // A record of run `run_id` for an output of `kind`, naming its checkpoint folder.
 OwnerRecord owner_record(const std::string& run_id, const std::string& kind, const std::string& checkpoint_dir);
 // Writes the owner record of `path` (an output file, or with kind
 // "tensorboard" the folder) for run `run_id`; nothing for "" (no identity).
 void claim_output(const std::string& path, const std::string& kind, const std::string& run_id,
                   const std::string& checkpoint_dir);
+// Runs `write`, which writes the output file `path` whose owner record was
+// written before it; when it fails and leaves no file, the record goes too
+// (then the failure goes on): no record outlives a failed first write of
+// its file.
+void write_recorded_file(const std::string& path, const std::function<void()>& write);
 // claim_output() for each of a run's outputs (--output, --metrics,
 // --tensorboard): each record is written before its file, so a file of the
 // run always has one.

@@ -53,6 +53,16 @@ void check_output_file(const NamedPath& o, OutputUse use) {
     probe_temporary(o.option, o.path, o.path);
 }
 
+// The owner record written beside an output file (owner_records.hpp) must
+// be writable too: a folder or a device in its place fails only at the end.
+void check_record_path(const NamedPath& o) {
+  const std::string record = owner_record_path(o.path);
+  const paths::FileCheck check = paths::check_regular_file(record);
+  if (check.problem == paths::FileProblem::Folder || check.problem == paths::FileProblem::NotRegular)
+    throw ConfigError("--" + o.option + " " + o.path + ": its owner record " + record + " " + check.reason +
+                      "; move it away, or choose another --" + o.option);
+}
+
 bool same_file(const std::string& a, const std::string& b) {
   struct stat sa {
   }, sb{};
@@ -65,6 +75,26 @@ std::vector<NamedPath> output_files(const RunConfig& c) {
   std::vector<NamedPath> outputs = {{"output", c.output.model}};
   if (!c.output.metrics.empty()) outputs.push_back({"metrics", c.output.metrics});
   return outputs;
+}
+
+// An output file at or above a folder the run makes (--checkpoint-dir Y/ck
+// with --output Y): start-up would make the folder in the file's place, and
+// the file could never be written.
+void check_files_are_not_folders(const RunConfig& c) {
+  std::vector<NamedPath> folders;
+  if (c.checkpoint.enabled()) folders.push_back({"checkpoint-dir", c.checkpoint.dir});
+  if (!c.output.tensorboard.empty()) folders.push_back({"tensorboard", c.output.tensorboard});
+  for (const auto& o : output_files(c)) folders.push_back({o.option, paths::parent(paths::absolute(o.path))});
+  for (const auto& file : output_files(c)) {
+    const std::string f = paths::absolute(file.path);
+    for (const auto& folder : folders) {
+      const std::string d = paths::absolute(folder.path);
+      if (d == f || d.rfind(f + "/", 0) == 0)
+        throw ConfigError("--" + file.option + " " + file.path + " is a folder that --" + folder.option + " " +
+                          folder.path + " needs: a file and a folder cannot share a path; choose another --" +
+                          file.option);
+    }
+  }
 }
 
 std::vector<NamedPath> input_files(const RunConfig& c) {
@@ -115,12 +145,16 @@ RunOutputs::MadeFolders::~MadeFolders() {
 RunOutputs::RunOutputs(const RunConfig& config, OutputUse use) {
   const bool claim = use == OutputUse::Claim;
   const auto outputs = output_files(config);
+  check_files_are_not_folders(config);  // before any folder is made
   if (claim) {
     for (const auto& o : outputs) made_.note_missing(paths::parent(paths::absolute(o.path)));
     if (config.checkpoint.enabled()) made_.note_missing(config.checkpoint.dir);
     if (!config.output.tensorboard.empty()) made_.note_missing(config.output.tensorboard);
   }
-  for (const auto& o : outputs) check_output_file(o, use);
+  for (const auto& o : outputs) {
+    check_output_file(o, use);
+    check_record_path(o);
+  }
   check_outputs_are_not_inputs(config);
   check_output_kinds(config);
   const std::string& dir = config.checkpoint.dir;

@@ -7,10 +7,11 @@ namespace cifar {
 // comes before the first update); a resumed one writes from the step after
 // its checkpoint's.
 TensorBoardLog::TensorBoardLog(const std::string& folder, long steps_done, bool with_test, bool drop_last_step)
-    : file_(folder), last_step_(steps_done == 0 ? -1 : steps_done), with_test_(with_test) {
-  file_.write_event(
-      tfevents::session_start_event(tfevents::wall_time_now(), drop_last_step ? steps_done : last_step_ + 1));
-}
+    : file_(folder,
+            {tfevents::session_start_event(tfevents::wall_time_now(),
+                                           drop_last_step ? steps_done : (steps_done == 0 ? 0 : steps_done + 1))}),
+      last_step_(steps_done == 0 ? -1 : steps_done),
+      with_test_(with_test) {}
 
 void TensorBoardLog::add_step(const StepReport& report, double learning_rate) {
   if (report.step <= last_step_) return;

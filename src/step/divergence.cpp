@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 #include "comm/agreement.hpp"
 #include "util/error.hpp"
@@ -22,16 +23,23 @@ constexpr long kSkipsLogged = 10;
 
 constexpr const char* kAfterGoodStep = "after the last good step (those on disk are the last good ones)";
 
-// --lr and --warmup-epochs define the run: a resume with other values is
-// refused as another run (docs/checkpoint.md), so the advice is a new run.
-constexpr const char* kNewRunWithLowerLr =
-    "start a new run (without --resume, or with another --checkpoint-dir) with a lower --lr or a warm-up "
-    "(--warmup-epochs); a resume keeps the run's --lr";
-
 }  // namespace
 
-DivergenceGuard::DivergenceGuard(OnNonFinite policy, bool every_step, torch::Device device)
-    : policy_(policy),
+// The rates define the run: a resume with other values is refused as another
+// run (docs/checkpoint.md), so the advice is a new run. Muon's own options
+// come first where Muon updates the filters: they overflow first.
+std::string lower_rate_advice(const OptimConfig& optim) {
+  const std::string new_run = "start a new run (without --resume, or with another --checkpoint-dir) with ";
+  if (optim.optimizer == "muon")
+    return new_run +
+           "a lower --muon-lr or --muon-weight-decay (Muon's filters) or --lr (the other parameters), or a "
+           "warm-up (--warmup-epochs); a resume keeps the run's rates";
+  return new_run + "a lower --lr or a warm-up (--warmup-epochs); a resume keeps the run's --lr";
+}
+
+DivergenceGuard::DivergenceGuard(OnNonFinite policy, bool every_step, torch::Device device, std::string rate_advice)
+    : rate_advice_(std::move(rate_advice)),
+      policy_(policy),
       every_step_(every_step || policy == OnNonFinite::Skip),
       first_bad_step_(torch::zeros({}, torch::TensorOptions().dtype(torch::kInt64).device(device))) {}
 
@@ -61,8 +69,7 @@ void DivergenceGuard::require_finite(bool synchronize) {
   if (diverged_step_ == 0 && synchronize && !every_step_) diverged_step_ = first_bad_step_.item<int64_t>();
   if (diverged_step_ != 0)
     stop_run(strprintf("the averaged gradient of optimiser step %ld is not finite (NaN or infinity)", diverged_step_),
-             kAfterGoodStep,
-             std::string(kNewRunWithLowerLr) + ", or resume it with --on-nonfinite skip to skip such steps");
+             kAfterGoodStep, rate_advice_ + ", or resume it with --on-nonfinite skip to skip such steps");
 }
 
 void DivergenceGuard::require_finite_parameters(const std::vector<torch::Tensor>& parameters, long steps_done) const {
@@ -72,8 +79,7 @@ void DivergenceGuard::require_finite_parameters(const std::vector<torch::Tensor>
     stop_run(strprintf("the model's parameters or BatchNorm statistics are not finite after optimiser step %ld (an "
                        "update overflowed, or a skipped step's forward pass reached the statistics)",
                        steps_done),
-             kAfterGoodStep,
-             std::string(kNewRunWithLowerLr) + " (or --weight-decay); skipping steps cannot repair the model");
+             kAfterGoodStep, rate_advice_ + " (or --weight-decay); skipping steps cannot repair the model");
   }
 }
 
@@ -111,11 +117,11 @@ std::string epoch_problem(const TrainingConfig& limits, const EpochOutcome& o) {
   return joined;
 }
 
-void require_sound_epoch(const TrainingConfig& limits, const EpochOutcome& outcome) {
+void DivergenceGuard::require_sound_epoch(const TrainingConfig& limits, const EpochOutcome& outcome) const {
   const std::string problem = epoch_problem(limits, outcome);
   if (problem.empty()) return;
   stop_run(problem, "for this epoch (those on disk are from before it)",
-           std::string(kNewRunWithLowerLr) +
+           rate_advice_ +
                "; where such a result is expected, resume with a higher --max-loss "
                "or --max-skipped-fraction (they may change at a resume)");
 }

@@ -34,10 +34,26 @@
 
 namespace cifar {
 
+// What an epoch's end reports, as every rank holds it (the losses are
+// all-reduced, the skip count is the same everywhere).
+struct EpochOutcome {
+  int epoch = 0;
+  long steps = 0;         // optimiser steps done in the run so far
+  long skipped = 0;       // of them, skipped (--on-nonfinite skip)
+  double train_loss = 0;  // the epoch's mean; NaN when no batch had a finite loss
+  bool evaluated = false;
+  double test_loss = 0;
+};
+
+// The advice of a divergence message: the options that set the step's size
+// for `optim`'s optimiser (Muon's own first).
+std::string lower_rate_advice(const OptimConfig& optim);
+
 class DivergenceGuard {
  public:
   // `every_step`: read the verdict at every step (CPU tensors: free).
-  DivergenceGuard(OnNonFinite policy, bool every_step, torch::Device device);
+  // `rate_advice` (lower_rate_advice()) ends every message.
+  DivergenceGuard(OnNonFinite policy, bool every_step, torch::Device device, std::string rate_advice);
 
   // After the gradient average and before the update of the optimiser step
   // that `steps_done` steps precede. `finite` is a 0-dim bool on the device.
@@ -60,10 +76,15 @@ class DivergenceGuard {
   // reaches the BatchNorm statistics).
   void require_finite_state(Model& model, long steps_done);
 
+  // Ends the run on every rank with exit code 5 when epoch_problem() finds
+  // one: call before the epoch's metrics row, checkpoint and model file.
+  void require_sound_epoch(const TrainingConfig& limits, const EpochOutcome& outcome) const;
+
   const long& skipped() const { return skipped_; }
   void restore_skipped(long skipped) { skipped_ = skipped; }
 
  private:
+  std::string rate_advice_;
   OnNonFinite policy_;
   bool every_step_;
   torch::Tensor first_bad_step_;  // deferred verdict: the first non-finite step (1-based), 0 if none
@@ -71,23 +92,9 @@ class DivergenceGuard {
   long skipped_ = 0;
 };
 
-// What an epoch's end reports, as every rank holds it (the losses are
-// all-reduced, the skip count is the same everywhere).
-struct EpochOutcome {
-  int epoch = 0;
-  long steps = 0;         // optimiser steps done in the run so far
-  long skipped = 0;       // of them, skipped (--on-nonfinite skip)
-  double train_loss = 0;  // the epoch's mean; NaN when no batch had a finite loss
-  bool evaluated = false;
-  double test_loss = 0;
-};
-
 // "" for a sound epoch; else what failed, each limit named with its value:
 // a loss that is not finite or above --max-loss, or more than
 // --max-skipped-fraction of the steps so far skipped.
 std::string epoch_problem(const TrainingConfig& limits, const EpochOutcome& outcome);
-// Ends the run on every rank with exit code 5 when epoch_problem() finds
-// one: call before the epoch's metrics row, checkpoint and model file.
-void require_sound_epoch(const TrainingConfig& limits, const EpochOutcome& outcome);
 
 }  // namespace cifar

@@ -9,6 +9,7 @@
 
 #include "comm/agreement.hpp"
 #include "outputs/model_file.hpp"
+#include "outputs/owner_records.hpp"
 #include "util/log.hpp"
 #include "util/paths.hpp"
 
@@ -18,7 +19,7 @@ namespace cifar {
 // refused, naming the owner. Every rank stops alike.
 void Trainer::check_output_ownership() {
   agree_on(*control_, [&] {
-    if (world_.rank == 0) check_output_owners(config_, resumption_.run_id);
+    if (world_.rank == 0) check_output_owners(config_, resumption_.run_id, resumption_.run_folder);
   });
 }
 
@@ -56,7 +57,7 @@ int Trainer::report_already_finished() const {
     log::info("left " + config_.output.model + " as it is");
   } else {
     claim_outputs(config_.output, resumption_.run_id, resumption_.run_folder);
-    save_state_dict(*model_, config_.output.model);
+    write_recorded_file(config_.output.model, [&] { save_state_dict(*model_, config_.output.model); });
     log::info("wrote the missing " + config_.output.model + " from the checkpoint");
   }
   return kExitOk;

@@ -9,6 +9,7 @@
 #include "comm/mpi_communicator.hpp"
 #include "optim/optimizer.hpp"
 #include "outputs/model_file.hpp"
+#include "outputs/owner_records.hpp"
 #include "process/preemption.hpp"
 #include "process/threads.hpp"
 #include "train/preflight.hpp"
@@ -35,7 +36,7 @@ Trainer::Trainer(const MpiEnvironment& env, const RunConfig& config)
     : config_(config),
       world_(env.world()),
       scaler_(config.training.precision == Precision::Fp16),
-      guard_(config.training.on_nonfinite, true, torch::kCPU),
+      guard_(config.training.on_nonfinite, true, torch::kCPU, lower_rate_advice(config.optim)),
       profile_(config.runtime.profile, torch::kCPU),
       metrics_(config.output.metrics),
       summary_(config.training.target_accuracy) {
@@ -62,7 +63,8 @@ void Trainer::check_placement_and_outputs(const MpiEnvironment& env) {
   });
   profile_ = StepProfile(config_.runtime.profile, placement_.device);
   // Reading the verdict every step would synchronise a GPU; on the CPU it is free.
-  guard_ = DivergenceGuard(config_.training.on_nonfinite, !placement_.device.is_cuda(), placement_.device);
+  guard_ = DivergenceGuard(config_.training.on_nonfinite, !placement_.device.is_cuda(), placement_.device,
+                           lower_rate_advice(config_.optim));
 }
 
 // Every rank reads and validates the data; any failure stops all.
@@ -297,8 +299,8 @@ void Trainer::end_epoch() {
   if (position_.batch_in_epoch >= epoch_shard().batches()) position_ = {position_.epoch + 1, 0, position_.step, 0};
   const bool run_ends = position_.epoch == plan_.epochs || plan_.finished(position_.step);
   EpochMetrics row = epoch_metrics(seconds, evaluate_if_due(run_ends));
-  require_sound_epoch(config_.training, {row.epoch, row.steps, row.skipped_steps, row.train_loss, row.evaluated,
-                                         row.test_loss});  // stops every rank alike before the epoch is written
+  guard_.require_sound_epoch(config_.training, {row.epoch, row.steps, row.skipped_steps, row.train_loss, row.evaluated,
+                                                row.test_loss});  // stops every rank alike before the epoch is written
   check_target(row);
   report_epoch(row);
   checkpoints_->at_epoch_end(position_, epoch_.loss_sum, run_totals(), run_ends || summary_.reached_target());
@@ -321,7 +323,7 @@ void Trainer::report_epoch(const EpochMetrics& row) {
                                : std::string();
   log::info(strprintf("Epoch %d done: train loss %.4f, %s%.0f img/s, %.1f s", row.epoch, row.train_loss, test.c_str(),
                       row.images_per_second, row.epoch_seconds));
-  if (!config_.output.metrics.empty()) metrics_.append(row);
+  if (!config_.output.metrics.empty()) write_recorded_file(config_.output.metrics, [&] { metrics_.append(row); });
   if (tensorboard_) tensorboard_->add_epoch(row);
 }
 
@@ -358,7 +360,7 @@ void Trainer::save_outputs() {
     log::info(
         strprintf("%ld optimiser step(s) skipped for a non-finite gradient (--on-nonfinite skip)", guard_.skipped()));
   if (world_.rank != 0) return;
-  save_state_dict(*model_, config_.output.model);
+  write_recorded_file(config_.output.model, [&] { save_state_dict(*model_, config_.output.model); });
   log::info(strprintf("saved %s; total wall time %s", config_.output.model.c_str(),
                       format_duration(seconds_since(run_start_)).c_str()));
   log::info(summary_.result_line(last_eval_.accuracy));

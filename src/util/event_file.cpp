@@ -145,7 +145,7 @@ double wall_time_now() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
-EventFileWriter::EventFileWriter(const std::string& folder) {
+EventFileWriter::EventFileWriter(const std::string& folder, const std::vector<std::string>& first_events) {
   const std::string base = paths::join(folder, file_name(static_cast<int64_t>(std::time(nullptr)), host_name()));
   for (int suffix = 0; fd_ < 0; ++suffix) {
     path_ = suffix == 0 ? base : base + "." + std::to_string(suffix);
@@ -154,7 +154,17 @@ EventFileWriter::EventFileWriter(const std::string& folder) {
       throw Error("cannot create TensorBoard events file " + path_ + ": " + std::strerror(errno) +
                   " (check that --tensorboard names a writable folder)");
   }
-  write_event(file_version_event(wall_time_now()));
+  // A file without its first records is no output: a refused start (a full
+  // disk, say) leaves none behind.
+  try {
+    write_event(file_version_event(wall_time_now()));
+    for (const auto& event : first_events) write_event(event);
+  } catch (...) {
+    ::close(fd_);
+    fd_ = -1;
+    ::unlink(path_.c_str());
+    throw;
+  }
 }
 
 EventFileWriter::~EventFileWriter() {

@@ -61,9 +61,10 @@ class EventFileWriter {
  public:
   // Creates file_name(now, this host) in `folder`, or, if a file of that
   // name exists (a run started in the same second), the name with ".1",
-  // ".2", ... added, which sorts after it. Writes the file_version record.
-  // Throws cifar::Error naming the path and the reason.
-  explicit EventFileWriter(const std::string& folder);
+  // ".2", ... added, which sorts after it. Writes the file_version record,
+  // then `first_events`. Throws cifar::Error naming the path and the reason,
+  // and then leaves no file.
+  explicit EventFileWriter(const std::string& folder, const std::vector<std::string>& first_events = {});
   ~EventFileWriter();
   EventFileWriter(const EventFileWriter&) = delete;
   EventFileWriter& operator=(const EventFileWriter&) = delete;

@@ -440,9 +440,55 @@ TEST(CheckpointFile, ALongerRunUnderALengthDependentScheduleIsNoted) {
   longer.training.epochs = 4;
   check_resumable(ck, "p.pt", run_identity(longer, 2, 300, kData));
   EXPECT_EQ(length_change_note(ck, run_identity(longer, 2, 300, kData)),
-            "the run's length changes from --epochs 2 --max-steps 0 to --epochs 4 --max-steps 0 and the cosine "
-            "schedule depends on it: from the resumed step on, the learning rate follows the new length, so the "
-            "result differs from both uninterrupted runs");
+            "the run's length changes from --epochs 2 --max-steps 0 to --epochs 4 --max-steps 0, and the cosine "
+            "schedule depends on it: from the resumed step on, the run follows the new length, so the result "
+            "differs from both uninterrupted runs");
+}
+
+// Which parts follow the run's length: every one is named when the length
+// changes at a resume; a run with none continues exactly.
+TEST(CheckpointFile, EveryLengthDependentPartIsNamed) {
+  struct Row {
+    ScheduleKind schedule;
+    const char* optimizer;
+    int lookahead_every;
+    std::vector<std::string> parts;
+  };
+  const std::string muon = "Muon's progress (its target magnitude and rescale period)";
+  const std::vector<Row> rows = {
+      {ScheduleKind::Constant, "sgd", 0, {}},
+      {ScheduleKind::Cosine, "sgd", 0, {"the cosine schedule"}},
+      {ScheduleKind::OneCycle, "sgd", 0, {"the onecycle schedule"}},
+      {ScheduleKind::Linear, "sgd", 0, {"the linear schedule"}},
+      {ScheduleKind::Triangle, "sgd", 0, {"the triangle schedule"}},
+      {ScheduleKind::Constant, "sgd", 5, {"lookahead's decay"}},
+      {ScheduleKind::Constant, "muon", 0, {muon}},
+      {ScheduleKind::Triangle, "muon", 5, {"the triangle schedule", "lookahead's decay", muon}},
+  };
+  for (const Row& row : rows) {
+    RunConfig c = sgd_config();
+    c.optim.schedule = row.schedule;
+    c.optim.optimizer = row.optimizer;
+    c.optim.lookahead_every = row.lookahead_every;
+    EXPECT_EQ(length_dependent_parts(c.describe()), row.parts) << row.optimizer << " " << to_string(row.schedule);
+  }
+  RunConfig c = sgd_config();
+  c.optim.optimizer = "muon";
+  c.optim.schedule = ScheduleKind::Linear;
+  c.training.max_steps = 20;
+  torch::manual_seed(1);
+  Trained a;
+  LossScaler no_scaling(false);
+  const Checkpoint ck = capture_checkpoint(run_identity(c, 2, 300, kData), {1, 0, 10}, 0, 0,
+                                           TrainState{*a.model, a.optimizer, no_scaling, torch::kCPU});
+  RunConfig to_the_end = c;
+  to_the_end.training.max_steps = 0;
+  EXPECT_EQ(length_change_note(ck, run_identity(to_the_end, 2, 300, kData)),
+            "the run's length changes from --epochs " + std::to_string(c.training.epochs) +
+                " --max-steps 20 to --epochs " + std::to_string(c.training.epochs) +
+                " --max-steps 0, and the linear schedule and " + muon +
+                " depend on it: from the resumed step on, the run follows the new length, so the result differs "
+                "from both uninterrupted runs");
 }
 
 // A checkpoint's position is a number read from a file: checked against the

@@ -7,6 +7,10 @@
 #    kind (a checkpoint as --output, a model file as --metrics), is refused at
 #    start-up (exit 2) naming the path and the owner, and nothing is written
 #    (--check-env refuses it alike);
+#  * an empty owner record, and an output that start-up would make a folder
+#    of, are refused alike;
+#  * a copy of a run's checkpoint folder resumed for longer (a fork) is
+#    refused the run's model and metrics, and writes its own;
 #  * a refused run leaves no folder it made behind.
 # shellcheck source=tests/checkpoint/lib.sh
 source "$(dirname "$0")/lib.sh"
@@ -20,7 +24,7 @@ cp -p ckpt_y/ckpt-e0000-s00000[45678].pt ckpt_y/.ckpt-e0000-s00000[45678].pt.run
 x_files=$(cd ckpt && md5sum ckpt-e0000-s00000[123].pt)
 
 # Y continues in the shared folder from its newest file and keeps 3 of its own.
-train 2 y_more.log "${common[@]}" --seed 4 --epochs 2 --output y.pth --metrics "" --checkpoint-dir ckpt --resume auto \
+train 2 y_more.log "${common[@]}" --seed 4 --epochs 2 --output y_more.pth --metrics "" --checkpoint-dir ckpt --resume auto \
   --keep-checkpoints 3
 expect_in y_more.log 'resumed from checkpoint ckpt/ckpt-e0001-s000008.pt'
 expect_in y_more.log "ckpt holds 3 checkpoint\(s\) not proven this run's \(run [0-9a-f]{16}; another run's, or without an owner record\): they are never pruned"
@@ -64,6 +68,29 @@ expect_refused kind_checkpoint.log \
   --seed 3 --output ckpt/ckpt-e0000-s000001.pt --metrics "" --checkpoint-dir new/ckpt
 expect_refused kind_model.log "--metrics y.pth is a model file \(run [0-9a-f]{16}.*\), not a metrics file" \
   --seed 4 --output new/y.pth --metrics y.pth --checkpoint-dir new/ckpt
+# A damaged guard refuses: an empty owner record proves nothing either way.
+cp -p .x.pth.run x.pth.run.good
+: >.x.pth.run
+expect_refused empty_record.log "--output x.pth: its owner record $PWD/.x.pth.run is empty, so whose file it is cannot be told" \
+  --seed 5 --output x.pth --metrics "" --checkpoint-dir new/ckpt
+mv x.pth.run.good .x.pth.run
+# An output that start-up would make a folder of could never be written.
+expect_refused file_as_folder.log "--output new is a folder that --checkpoint-dir new/ck needs" \
+  --seed 5 --output new --metrics "" --checkpoint-dir new/ck
+# A copy of X's checkpoint folder, resumed for longer, is a run of its own:
+# it never replaces X's model and metrics while X's folder is there.
+mkdir new_copy
+cp -p ckpt/ckpt-e0000-s00000[123].pt ckpt/.ckpt-e0000-s00000[123].pt.run new_copy/
+rc=0
+run 2 fork.log "${common[@]}" --seed 3 --max-steps 5 --output x.pth --metrics x.jsonl --checkpoint-dir new_copy \
+  --resume auto || rc=$?
+[[ $rc == 2 ]] || { cat fork.log; fail "fork.log: exit code $rc, expected 2"; }
+expect_in fork.log "and this run continues a copy of it from $PWD/new_copy: a copy never replaces the files of the run it came from"
+[[ $(md5sum x.pth x.jsonl ckpt/*.pt) == "$before" ]] || fail "the copy changed X's files"
+train 2 fork_own.log "${common[@]}" --seed 3 --max-steps 5 --output new_copy.pth --metrics new_copy.jsonl \
+  --checkpoint-dir new_copy --resume auto
+echo "ok: a resumed copy is refused X's outputs and writes its own"
+rm -r new_copy new_copy.pth new_copy.jsonl
 # Any start-up refusal leaves none of the folders it made: here, missing data.
 rc=0
 mpi 2 "$CIFAR_MPI" --data missing.h5 "${common[@]}" --output new/m.pth --metrics new/m.jsonl --checkpoint-dir new/a/ckpt \

@@ -12,7 +12,8 @@
 #    step) is written as JSON that tools/plot_metrics draws; epoch 1, every
 #    step skipped, has no finite training loss: exit code 5;
 #  * Adam at --lr 1e6: no step is non-finite, but the losses pass --max-loss
-#    100: exit code 5, no model file.
+#    100: exit code 5, no model file;
+#  * Muon at --muon-lr 1e300: exit code 5, the advice naming Muon's rates.
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=tests/e2e/common.sh
 source "$here/../e2e/common.sh"
@@ -74,4 +75,10 @@ assert rows[0]["train_loss"] > 0, rows
 PY
 "$PYTHON" "$SOURCE_DIR/tools/plot_metrics" lenient.jsonl --output lenient.png || fail "plot_metrics refused the metrics file"
 wait_background "the exploding Adam run did not fail as expected"
+
+# Muon at --muon-lr 1e300: the advice names Muon's own rates, not only --lr.
+rc=0
+mpi 2 "$CIFAR_MPI" --data "$E2E_DATA" --model convnet --optimizer muon --muon-lr 1e300 --batch-size 32 --max-steps 4 \
+  --output muon.pth >muon.log 2>&1 || rc=$?
+expect_failed muon '.*start a new run \(without --resume, or with another --checkpoint-dir\) with a lower --muon-lr or --muon-weight-decay'
 echo PASS

@@ -30,7 +30,7 @@ int stop_code(const std::function<void()>& f) {
 }
 
 TEST(Divergence, StopEndsTheRunAtTheFirstNonFiniteStepAndAppliesNothing) {
-  DivergenceGuard guard(OnNonFinite::Stop, /*every_step=*/true, torch::kCPU);
+  DivergenceGuard guard(OnNonFinite::Stop, /*every_step=*/true, torch::kCPU, "a lower --lr");
   EXPECT_TRUE(guard.admit(kFinite, 0));
   EXPECT_EQ(stop_code([&] { guard.require_finite(false); }), 0);
   EXPECT_FALSE(guard.admit(kNotFinite, 1)) << "the bad update is not applied";
@@ -40,7 +40,7 @@ TEST(Divergence, StopEndsTheRunAtTheFirstNonFiniteStepAndAppliesNothing) {
 }
 
 TEST(Divergence, DeferredVerdictStaysOnTheDeviceUntilASynchronisingPoint) {
-  DivergenceGuard guard(OnNonFinite::Stop, /*every_step=*/false, torch::kCPU);
+  DivergenceGuard guard(OnNonFinite::Stop, /*every_step=*/false, torch::kCPU, "a lower --lr");
   EXPECT_TRUE(guard.admit(kFinite, 0));
   EXPECT_TRUE(guard.admit(kNotFinite, 1)) << "deferred: applied, the run stops before anything is written";
   EXPECT_TRUE(guard.admit(kNotFinite, 2));
@@ -54,7 +54,8 @@ TEST(Divergence, DeferredVerdictStaysOnTheDeviceUntilASynchronisingPoint) {
 }
 
 TEST(Divergence, SkipCountsAndNeverStopsOnGradients) {
-  DivergenceGuard guard(OnNonFinite::Skip, /*every_step=*/false, torch::kCPU);  // skip reads every step anyway
+  DivergenceGuard guard(OnNonFinite::Skip, /*every_step=*/false, torch::kCPU,
+                        "a lower --lr");  // skip reads every step anyway
   EXPECT_TRUE(guard.admit(kFinite, 0));
   EXPECT_FALSE(guard.admit(kNotFinite, 1));
   EXPECT_FALSE(guard.admit(kNotFinite, 2));
@@ -71,7 +72,7 @@ TEST(Divergence, NonFiniteParametersStopEitherPolicy) {
   std::vector<torch::Tensor> bad = {torch::ones({3}), torch::zeros({2, 2})};
   bad[1][1][0] = std::numeric_limits<float>::infinity();
   for (OnNonFinite policy : {OnNonFinite::Stop, OnNonFinite::Skip}) {
-    const DivergenceGuard guard(policy, true, torch::kCPU);
+    const DivergenceGuard guard(policy, true, torch::kCPU, "a lower --lr");
     EXPECT_EQ(stop_code([&] { guard.require_finite_parameters(good, 5); }), 0);
     EXPECT_EQ(stop_code([&] { guard.require_finite_parameters(bad, 5); }), kExitDiverged);
   }
@@ -98,8 +99,23 @@ TEST(Divergence, EpochResultsPastTheLimitsFailTheRun) {
   lenient.max_loss = 1e31;
   lenient.max_skipped_fraction = 1;
   EXPECT_EQ(epoch_problem(lenient, {0, 16, 16, 5e30, true, 5e30}), "");
-  EXPECT_EQ(stop_code([&] { require_sound_epoch(limits, {0, 16, 0, 2.3, true, 2.2}); }), 0);
-  EXPECT_EQ(stop_code([&] { require_sound_epoch(limits, {0, 16, 0, 2.3, true, 200}); }), kExitDiverged);
+  const DivergenceGuard guard(OnNonFinite::Stop, true, torch::kCPU, "a lower --lr");
+  EXPECT_EQ(stop_code([&] { guard.require_sound_epoch(limits, {0, 16, 0, 2.3, true, 2.2}); }), 0);
+  EXPECT_EQ(stop_code([&] { guard.require_sound_epoch(limits, {0, 16, 0, 2.3, true, 200}); }), kExitDiverged);
+}
+
+// The advice names the options that set the step's size: Muon's own for a
+// Muon run, whose filters are what its rates overflow.
+TEST(Divergence, TheAdviceNamesTheOptimisersOwnRates) {
+  OptimConfig sgd;
+  sgd.optimizer = "sgd";
+  EXPECT_NE(lower_rate_advice(sgd).find("a lower --lr or a warm-up"), std::string::npos);
+  EXPECT_EQ(lower_rate_advice(sgd).find("--muon"), std::string::npos);
+  OptimConfig muon;
+  muon.optimizer = "muon";
+  const std::string advice = lower_rate_advice(muon);
+  EXPECT_NE(advice.find("a lower --muon-lr or --muon-weight-decay (Muon's filters) or --lr"), std::string::npos)
+      << advice;
 }
 
 }  // namespace

@@ -4,6 +4,9 @@
 // 2.20's event_pb2 and its RecordWriter), so a change in any field number,
 // wire type or checksum shows here before a reader sees it.
 #include <gtest/gtest.h>
+#include <sys/resource.h>
+
+#include <csignal>
 
 #include <fstream>
 #include <iterator>
@@ -117,6 +120,30 @@ TEST(EventFile, UnwritableFolderIsNamed) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("/nonexistent/tb/events.out.tfevents."), std::string::npos) << e.what();
   }
+}
+
+// A file that cannot take its first records (here: a file-size limit of 0
+// bytes, which fails the first write as a full disk would) is removed: a
+// refused start leaves no empty events file.
+TEST(EventFile, AFileThatCannotTakeItsFirstRecordsIsRemoved) {
+  const std::string folder = paths::make_temp_directory("cifar_events_");
+  struct rlimit old {};
+  ASSERT_EQ(::getrlimit(RLIMIT_FSIZE, &old), 0);
+  const auto old_handler = std::signal(SIGXFSZ, SIG_IGN);  // the write then fails with EFBIG
+  struct rlimit none = old;
+  none.rlim_cur = 0;
+  ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &none), 0);
+  bool threw = false;
+  try {
+    tfevents::EventFileWriter writer(folder, {tfevents::session_start_event(0, 0)});
+  } catch (const Error&) {
+    threw = true;
+  }
+  ::setrlimit(RLIMIT_FSIZE, &old);
+  std::signal(SIGXFSZ, old_handler);
+  EXPECT_TRUE(threw);
+  EXPECT_TRUE(paths::list(folder).empty()) << paths::list(folder).front();
+  paths::remove_all(folder);
 }
 
 }  // namespace

@@ -1,0 +1,123 @@
+// Owner records as guards: a record that cannot be read refuses like another
+// run's, a copy of a run resumed elsewhere never replaces the files of the
+// run it came from (a moved folder continues), an output that start-up would
+// turn into a folder is refused before anything is made, and no record
+// outlives a failed first write of its file.
+#include "outputs/owner_records.hpp"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <stdexcept>
+
+#include "outputs/run_outputs.hpp"
+#include "support/temp_folder.hpp"
+#include "util/error.hpp"
+#include "util/paths.hpp"
+
+namespace cifar {
+namespace {
+
+class OwnerRecords : public test::TempFolderTest {
+ protected:
+  void write(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
+  // A run's config with its outputs in the test's folder.
+  RunConfig config(const std::string& checkpoint_dir) const {
+    RunConfig c;
+    c.output.model = at("m.pth");
+    c.output.metrics = "";
+    c.checkpoint.dir = checkpoint_dir;
+    return c;
+  }
+  // The ConfigError message of `f`, "" when it passes.
+  static std::string refusal(const std::function<void()>& f) {
+    try {
+      f();
+    } catch (const ConfigError& e) {
+      return e.what();
+    }
+    return "";
+  }
+};
+
+TEST_F(OwnerRecords, OnlyAnAbsentFileOrARecordOfOursServes) {
+  EXPECT_EQ(owner_record_problem(at(".m.pth.run")), "") << "absent";
+  write(at(".m.pth.run"), "");
+  EXPECT_EQ(owner_record_problem(at(".m.pth.run")), "is empty");
+  write(at(".m.pth.run"), "garbage\n");
+  EXPECT_EQ(owner_record_problem(at(".m.pth.run")), "is not an owner record cifar_mpi wrote");
+  write_owner_record(at(".m.pth.run"), owner_record("run-a", "model", root_));
+  EXPECT_EQ(owner_record_problem(at(".m.pth.run")), "");
+  paths::create_directories(at(".f.pth.run"));
+  EXPECT_NE(owner_record_problem(at(".f.pth.run")), "");
+}
+
+TEST_F(OwnerRecords, ADamagedRecordRefusesLikeAnotherRunsRecord) {
+  const RunConfig c = config(at("ckpt"));
+  write(at("m.pth"), "PK\x03\x04 a model");
+  for (const std::string damage : {"", "garbage\n", "cifar_mpi output\nrun \n"}) {
+    write(at(".m.pth.run"), damage);
+    const std::string why = refusal([&] { check_output_owners(c, "run-a", at("ckpt")); });
+    EXPECT_NE(why.find("--output " + at("m.pth") + ": its owner record " + at(".m.pth.run")), std::string::npos)
+        << why;
+    EXPECT_NE(why.find("whose file it is cannot be told"), std::string::npos) << why;
+  }
+  ::unlink(at(".m.pth.run").c_str());
+  EXPECT_EQ(refusal([&] { check_output_owners(c, "run-a", at("ckpt")); }), "") << "a file without a record";
+}
+
+TEST_F(OwnerRecords, ACopyResumedElsewhereNeverReplacesTheOriginalsFiles) {
+  paths::create_directories(at("ckpt"));
+  paths::create_directories(at("copy"));
+  write(at("m.pth"), "PK\x03\x04 a model");
+  write_owner_record(at(".m.pth.run"), owner_record("run-a", "model", at("ckpt")));
+  const RunConfig original = config(at("ckpt")), copy = config(at("copy"));
+  EXPECT_EQ(refusal([&] { check_output_owners(original, "run-a", at("ckpt")); }), "") << "the run itself";
+  const std::string why = refusal([&] { check_output_owners(copy, "run-a", at("copy")); });
+  EXPECT_NE(why.find("and this run continues a copy of it from " + at("copy") +
+                     ": a copy never replaces the files of the run it came from"),
+            std::string::npos)
+      << why;
+  EXPECT_EQ(refusal([&] { check_output_owners(copy, "run-a", ""); }), "") << "no folder to compare";
+  // Moved, not copied: the original folder is gone, and the run continues.
+  paths::remove_all(at("ckpt"));
+  EXPECT_EQ(refusal([&] { check_output_owners(copy, "run-a", at("copy")); }), "");
+  EXPECT_NE(refusal([&] { check_output_owners(copy, "run-b", at("copy")); }).find("belongs to another run"),
+            std::string::npos);
+}
+
+TEST_F(OwnerRecords, AnOutputThatStartUpWouldMakeAFolderIsRefusedBeforeAnythingIsMade) {
+  RunConfig c = config(at("y/ck"));
+  c.output.model = at("y");
+  const std::string why = refusal([&] { RunOutputs outputs(c); });
+  EXPECT_NE(why.find("--output " + at("y") + " is a folder that --checkpoint-dir " + at("y/ck") + " needs"),
+            std::string::npos)
+      << why;
+  EXPECT_FALSE(paths::exists(at("y")));
+  c = config(at("ck"));
+  c.output.metrics = at("m.pth/metrics.jsonl");
+  EXPECT_NE(refusal([&] { RunOutputs outputs(c); }).find("is a folder that --metrics"), std::string::npos);
+  // The owner record's place taken by a folder: the record could never be written.
+  paths::create_directories(at(".m.pth.run"));
+  const std::string record = refusal([&] { RunOutputs outputs(config(at("ck"))); });
+  EXPECT_NE(record.find("--output " + at("m.pth") + ": its owner record " + at(".m.pth.run") + " is a folder"),
+            std::string::npos)
+      << record;
+}
+
+TEST_F(OwnerRecords, NoRecordOutlivesAFailedFirstWriteOfItsFile) {
+  write_owner_record(owner_record_path(at("m.pth")), owner_record("run-a", "model", root_));
+  auto failing = [] { throw std::runtime_error("no space left on device"); };
+  EXPECT_THROW(write_recorded_file(at("m.pth"), failing), std::runtime_error);
+  EXPECT_FALSE(paths::exists(owner_record_path(at("m.pth"))));
+  // A file written before (an earlier write of the run) keeps its record.
+  write(at("m.pth"), "PK\x03\x04 a model");
+  write_owner_record(owner_record_path(at("m.pth")), owner_record("run-a", "model", root_));
+  EXPECT_THROW(write_recorded_file(at("m.pth"), failing), std::runtime_error);
+  EXPECT_TRUE(paths::exists(owner_record_path(at("m.pth"))));
+  write_recorded_file(at("n.pth"), [&] { write(at("n.pth"), "x"); });
+  EXPECT_TRUE(paths::exists(at("n.pth")));
+}
+
+}  // namespace
+}  // namespace cifar
