@@ -33,9 +33,9 @@
 # with the ranks the others hold (cifar_mpi resumes at the new world size).
 # Each restart is logged with its cause. Exit code 3 (preempted, checkpoint
 # written) is passed on: run again with the CIFAR_RUN_DIR the launch printed
-# to resume from the checkpoint. SIGTERM to this script stops the run with a
-# checkpoint and exit code 3, as SIGUSR1 does, and is never followed by a
-# restart.
+# to resume from the checkpoint. SIGTERM or SIGINT (Ctrl-C) to this script
+# stops the run with a checkpoint and exit code 3, as SIGUSR1 does, and is
+# never followed by a restart; a second SIGINT ends the ranks at once.
 set -euo pipefail
 
 jobs_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -99,8 +99,9 @@ prepare_restart() {
 # code is then the program's. SIGTERM it answers by ending the job with exit
 # code 1 even when the ranks stopped cleanly with a checkpoint (Open MPI 4.1),
 # so this script takes SIGTERM itself and passes it on as SIGUSR1. Either
-# signal also means: no restart. Ctrl-C reaches mpirun directly and ends the
-# job at once.
+# signal also means: no restart. SIGINT (Ctrl-C) stops alike; a second one
+# ends the ranks at once, without a checkpoint. In every case the script
+# waits for mpirun, so that no rank goes on training unsupervised.
 # shellcheck disable=SC2317  # called by the traps below
 stop_step() {
   cifar_request_stop "$1"
@@ -108,8 +109,19 @@ stop_step() {
   [[ $1 != TERM ]] || cifar_log "SIGTERM: asking the ranks to checkpoint and stop (SIGUSR1 through mpirun)"
   kill -s USR1 "$CIFAR_STEP_PID" 2>/dev/null || true
 }
+# shellcheck disable=SC2317  # called by the trap below
+interrupt_step() {
+  if [[ $CIFAR_STOP_REQUESTED == INT ]]; then
+    cifar_log "SIGINT again: ending the ranks now, without a checkpoint"
+    [[ -z $CIFAR_STEP_PID ]] || kill -s TERM "$CIFAR_STEP_PID" 2>/dev/null || true
+    return 0
+  fi
+  cifar_log "SIGINT: asking the ranks to checkpoint and stop (SIGUSR1 through mpirun); again to end them at once"
+  stop_step INT
+}
 trap 'stop_step TERM' TERM
 trap 'stop_step USR1' USR1
+trap interrupt_step INT
 
 cifar_log "run folder ${CIFAR_RUN_DIR}; to resume it after exit code 3: CIFAR_RUN_DIR=${CIFAR_RUN_DIR} $0 ..."
 cifar_supervise

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # jobs/local_mpirun.sh: every launch gets its own run folder by default, and
-# SIGTERM to the launcher stops the run with a checkpoint and exit code 3.
+# SIGTERM or SIGINT to the launcher stops the run with a checkpoint and exit
+# code 3, leaving no rank running.
 # (Open MPI's mpirun, sent SIGTERM itself, returns 1 even after the ranks
 # checkpointed and exited 3; the script passes SIGTERM on as SIGUSR1, which
 # mpirun forwards and whose exit code it passes on.) Resuming with the
@@ -35,6 +36,30 @@ run_dir=$(sed -n 's/.*run folder \(.*\); to resume it.*/\1/p' first.log)
 [[ $run_dir == "$PWD"/runs/local-* && -n $(ls "$run_dir"/checkpoints/ckpt-*.pt) ]] ||
   fail "expected a checkpoint in a per-launch run folder, got '$run_dir'"
 echo "SIGTERM -> exit 3 with $(ls "$run_dir"/checkpoints) in $run_dir"
+
+# SIGINT (Ctrl-C) stops alike, and the launcher waits for its ranks: none
+# goes on training unsupervised. Job control keeps SIGINT deliverable to a
+# background launcher (without it, bash starts background jobs ignoring it).
+set -m
+CIFAR_EXTRA_ARGS="--batch-size 8 --epochs 100000 --eval false --log-every 1" \
+  bash "$SOURCE_DIR/jobs/local_mpirun.sh" -n 2 -c 1 >int.log 2>&1 &
+launcher=$!
+set +m
+for _ in $(seq 1200); do
+  (($(grep -c 'Batch: ' int.log || true) >= 3)) && break
+  kill -0 $launcher 2>/dev/null || { cat int.log; fail "the run ended before it trained"; }
+  sleep 0.1
+done
+int_dir=$(sed -n 's/.*run folder \(.*\); to resume it.*/\1/p' int.log)
+kill -s INT $launcher
+rc=0
+wait $launcher || rc=$?
+launcher=
+[[ $rc == 3 ]] || { cat int.log; fail "SIGINT to jobs/local_mpirun.sh: exit code $rc, expected 3"; }
+grep -q 'SIGINT: asking the ranks to checkpoint and stop' int.log || { cat int.log; fail "no SIGINT note"; }
+if pgrep -f -- "--output $int_dir/" >/dev/null; then fail "ranks of the interrupted launch are still running"; fi
+[[ -n $(ls "$int_dir"/checkpoints/ckpt-*.pt) ]] || fail "SIGINT: no checkpoint in $int_dir"
+echo "SIGINT -> exit 3 with $(ls "$int_dir"/checkpoints), no rank left running"
 
 # Another launch: another folder; the first launch's folder resumes when named.
 # The two are independent (each its own run folder): side by side.
