@@ -130,7 +130,7 @@ Resumption Checkpointer::resume(const RunPlan& plan) {
                         p.epoch, p.batch_in_epoch, p.step));
     const std::string note = length_change_note(*checkpoint, run_);
     if (!note.empty()) log::warn(note);
-    const std::string elastic = elastic_resume_note(*checkpoint, run_, run_config_.optim.lr);
+    const std::string elastic = elastic_resume_note(*checkpoint, run_, run_config_.optim);
     if (!elastic.empty()) log::info(elastic);
   }
   if (run_.reshaped) count_steps(resumption);

@@ -249,7 +249,8 @@ double lr_scale(const RunIdentity& run) {
   return static_cast<double>(shape.global_batch()) / static_cast<double>(run.lr_global_batch);
 }
 
-std::string elastic_resume_note(const Checkpoint& c, const RunIdentity& run, double lr) {
+std::string elastic_resume_note(const Checkpoint& c, const RunIdentity& run, const OptimConfig& optim) {
+  const double lr = optim.lr;
   const StepShape written = written_shape(c), shape{run.batch_size, run.world_size, run.accumulate};
   if (shape == written) return "";
   auto on = [](const StepShape& s) {
@@ -268,6 +269,10 @@ std::string elastic_resume_note(const Checkpoint& c, const RunIdentity& run, dou
   if (lr_scale(run) != 1.0)
     note += strprintf("; the learning rate follows it (linear scaling): --lr %g x %lld/%lld = %g", lr, global(shape),
                       static_cast<long long>(run.lr_global_batch), lr * lr_scale(run));
+  // Muon's rate is a multiple of --lr's (optim/optimizer.cpp): it follows too.
+  if (lr_scale(run) != 1.0 && optim.optimizer == "muon")
+    note += strprintf(", and --muon-lr %g x %lld/%lld = %g", optim.muon_lr, global(shape),
+                      static_cast<long long>(run.lr_global_batch), optim.muon_lr * lr_scale(run));
   if (c.position.batch_in_epoch > 0)
     note += strprintf("; the rest of epoch %d (from its global position %lld) is re-sharded among the %d ranks",
                       c.position.epoch, static_cast<long long>(c.global_position), run.world_size);

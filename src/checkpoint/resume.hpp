@@ -84,9 +84,10 @@ long steps_of_reshaped_run(const RunPlan& plan, const TrainingPosition& position
                            int64_t train_size, int world_size, int rank);
 // The log line of a resume that changes the step shape, or "" when it keeps
 // it: both shapes, the global batch kept (--elastic-batch global) or changed
-// and the learning rate that follows (per-rank; `lr` is --lr), and from
-// which global position the rest of the epoch is re-sharded.
-std::string elastic_resume_note(const Checkpoint& checkpoint, const RunIdentity& run, double lr);
+// and the learning rates that follow (per-rank: --lr, and Muon's --muon-lr
+// from `optim`), and from which global position the rest of the epoch is
+// re-sharded.
+std::string elastic_resume_note(const Checkpoint& checkpoint, const RunIdentity& run, const OptimConfig& optim);
 // The factor on --lr for `run`: its global batch per step over the one --lr is for.
 double lr_scale(const RunIdentity& run);
 // The parts of a run (its RunConfig::describe() lines) whose behaviour

@@ -227,4 +227,11 @@ void apply_state_dict(Model& model, const c10::Dict<c10::IValue, c10::IValue>& f
   for (auto& [target, source] : copies) target.copy_(source);
 }
 
+std::string first_non_finite_entry(const Model& model) {
+  torch::NoGradGuard no_grad;
+  for (const auto& [name, tensor] : state_entries(model))
+    if (tensor.is_floating_point() && !torch::isfinite(tensor).all().item<bool>()) return name;
+  return "";
+}
+
 }  // namespace cifar

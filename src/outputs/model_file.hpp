@@ -25,6 +25,11 @@ void save_state_dict(const Model& model, const std::string& path);
 // otherwise throws CheckpointError naming the path and the offending key.
 void load_state_dict(Model& model, const std::string& path);
 
+// The name of `model`'s first state entry (state_entries() order) holding a
+// NaN or an infinity, "" when every value is finite: a diverged model's
+// scores mean nothing.
+std::string first_non_finite_entry(const Model& model);
+
 // The two halves of the above, for files that hold a state dict among other
 // things (checkpoints): the model's state as CPU copies, and the checked copy
 // of a state dict into `model` (`path` names the source in errors).

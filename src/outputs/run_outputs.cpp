@@ -97,6 +97,17 @@ void check_files_are_not_folders(const RunConfig& c) {
   }
 }
 
+// An output named like a checkpoint inside --checkpoint-dir would be taken
+// for one by every --resume auto.
+void check_outputs_beside_checkpoints(const RunConfig& c) {
+  if (!c.checkpoint.enabled()) return;
+  const std::string dir = paths::absolute(c.checkpoint.dir);
+  for (const auto& o : output_files(c))
+    if (paths::parent(paths::absolute(o.path)) == dir && is_checkpoint_file_name(paths::file_name(o.path)))
+      throw ConfigError("--" + o.option + " " + o.path + " is named like a checkpoint inside --checkpoint-dir " +
+                        c.checkpoint.dir + ", where --resume auto would take it for one; choose another --" + o.option);
+}
+
 std::vector<NamedPath> input_files(const RunConfig& c) {
   std::vector<NamedPath> inputs = {{"data", c.data.path}};
   if (!c.config_file.empty()) inputs.push_back({"config", c.config_file});
@@ -146,6 +157,7 @@ RunOutputs::RunOutputs(const RunConfig& config, OutputUse use) {
   const bool claim = use == OutputUse::Claim;
   const auto outputs = output_files(config);
   check_files_are_not_folders(config);  // before any folder is made
+  check_outputs_beside_checkpoints(config);
   if (claim) {
     for (const auto& o : outputs) made_.note_missing(paths::parent(paths::absolute(o.path)));
     if (config.checkpoint.enabled()) made_.note_missing(config.checkpoint.dir);

@@ -38,8 +38,10 @@ bool RunSummary::target_reached_before() const {
 }
 
 std::string RunSummary::result_line(double accuracy) const {
-  return strprintf("RESULT train_seconds=%.2f images_per_second=%.1f test_accuracy=%.4f", totals_.train_seconds,
-                   static_cast<double>(totals_.images) / std::max(totals_.train_seconds, 1e-9), accuracy);
+  // A run that never evaluated (--eval false) has no accuracy to report, not 0.
+  const std::string tested = accuracy >= 0 ? strprintf("%.4f", accuracy) : "none";
+  return strprintf("RESULT train_seconds=%.2f images_per_second=%.1f test_accuracy=%s", totals_.train_seconds,
+                   static_cast<double>(totals_.images) / std::max(totals_.train_seconds, 1e-9), tested.c_str());
 }
 
 std::string RunSummary::time_to_target_line(const EpochMetrics& row) const {

@@ -41,6 +41,7 @@ Trainer::Trainer(const MpiEnvironment& env, const RunConfig& config)
       metrics_(config.output.metrics),
       summary_(config.training.target_accuracy) {
   setup_start_ = Clock::now();
+  last_eval_.accuracy = -1;  // no evaluation yet
   trace_ = std::make_unique<SampleTrace>(world_.rank);
   check_placement_and_outputs(env);
   configure_process(config_.runtime, world_, placement_.device.is_cuda());  // preemption handlers: main()

@@ -146,8 +146,8 @@ class Trainer {
   TrainingPosition position_;           // epoch, batches done in it, optimiser steps done (and the epoch's order)
   std::unique_ptr<SampleTrace> trace_;  // test-only (CIFAR_MPI_TEST_SAMPLE_TRACE)
   EpochState epoch_;
-  Evaluation last_eval_;
-  RunSummary summary_;  // time, images and a --target-accuracy over all the run's segments
+  Evaluation last_eval_;  // its accuracy -1 until the run's first evaluation (RESULT: "none")
+  RunSummary summary_;    // time, images and a --target-accuracy over all the run's segments
   Clock::time_point setup_start_, run_start_;
 };
 

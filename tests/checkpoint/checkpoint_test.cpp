@@ -695,9 +695,23 @@ TEST(ElasticBatch, TheLogLineNamesBothShapesTheGlobalBatchAndTheLearningRate) {
        "per-rank); the learning rate follows it (linear scaling): --lr 0.05 x 18/24 = 0.0375; the rest of epoch 0 "
        "(from its global position 48) is re-sharded among the 3 ranks"},
   };
+  auto optim = [](const RunConfig& config) {
+    OptimConfig o = config.optim;
+    o.lr = 0.05;
+    return o;
+  };
   for (const auto& [config, expected] : on_3_ranks)
-    EXPECT_EQ(elastic_resume_note(ck, continued_run(ck, "p.pt", run_identity(config, 3, 120, kData)), 0.05), expected);
-  EXPECT_EQ(elastic_resume_note(ck, run_identity(c, 4, 120, kData), 0.05), "") << "the writing run's shape";
+    EXPECT_EQ(elastic_resume_note(ck, continued_run(ck, "p.pt", run_identity(config, 3, 120, kData)), optim(config)),
+              expected);
+  EXPECT_EQ(elastic_resume_note(ck, run_identity(c, 4, 120, kData), optim(c)), "") << "the writing run's shape";
+  // Muon's rate is a multiple of --lr's: the line names it too.
+  OptimConfig muon = optim(per_rank);
+  muon.optimizer = "muon";
+  muon.muon_lr = 0.02;
+  const std::string note =
+      elastic_resume_note(ck, continued_run(ck, "p.pt", run_identity(per_rank, 3, 120, kData)), muon);
+  EXPECT_NE(note.find("--lr 0.05 x 18/24 = 0.0375, and --muon-lr 0.02 x 18/24 = 0.015; the rest"), std::string::npos)
+      << note;
 }
 
 // Where each shape continues the checkpoint at global position 48.

@@ -18,6 +18,7 @@ source "$(dirname "$0")/lib.sh"
 common=(--eval false --log-every 1000 --model convnet --optimizer sgd --momentum 0.9 --batch-size 32 --checkpoint-every-steps 1)
 # 512 samples / 2 ranks / 32 = 8 steps per epoch. X: steps 1-3; Y: steps 1-8 (another seed).
 train 2 x.log "${common[@]}" --seed 3 --max-steps 3 --keep-checkpoints 10 --output x.pth --metrics x.jsonl --checkpoint-dir ckpt
+expect_in x.log '^RESULT train_seconds=[0-9.]+ images_per_second=[0-9.]+ test_accuracy=none$'  # --eval false
 train 2 y.log "${common[@]}" --seed 4 --epochs 1 --keep-checkpoints 10 --output y.pth --metrics "" --checkpoint-dir ckpt_y
 cp -p ckpt_y/ckpt-e0000-s00000[45678].pt ckpt_y/.ckpt-e0000-s00000[45678].pt.run ckpt_y/ckpt-e0001-s000008.pt \
   ckpt_y/.ckpt-e0001-s000008.pt.run ckpt/

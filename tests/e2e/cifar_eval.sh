@@ -11,7 +11,7 @@
 # refusals with exit code 6 (bad input) and one line naming the file, the model and the
 # key (another architecture), or the file (truncated, not a model file, a
 # folder, torch.save's legacy format, a pickled nn.Module, an OrderedDict, and
-# damaged content: 400 bytes changed inside a tensor of ours and of
+# a model holding NaN, damaged content: 400 bytes changed inside a tensor of ours and of
 # Python's file, named by the zip entry whose CRC-32 fails); and
 # tools/plot_metrics --confusion draws the JSON.
 # shellcheck source=tests/e2e/common.sh
@@ -53,6 +53,9 @@ torch.save(model.state_dict(), "resnet18_ordered.pth")
 torch.save(model.state_dict(), "resnet18_legacy.pth", _use_new_zipfile_serialization=False)
 torch.save(model, "resnet18_module.pth")
 torch.save({"module." + k: v for k, v in model.state_dict().items()}, "resnet18_ddp.pth")
+diverged = dict(model.state_dict())
+diverged["layer1.0.bn1.running_var"][3] = float("nan")
+torch.save(diverged, "resnet18_nan.pth")
 PY
 cp resnet18_py.pth damaged_py.pth
 damaged_py_entry=$("$PYTHON" "$SOURCE_DIR/tests/support/damage_entry.py" damaged_py.pth) || fail "could not damage damaged_py.pth"
@@ -110,6 +113,8 @@ refused "model file 'damaged.pth' is damaged (changed after it was written): zip
 refused "model file 'damaged_py.pth' is damaged (changed after it was written): zip entry '$damaged_py_entry' does not match" \
   --model resnet18 --weights damaged_py.pth
 refused "model file 'weights_folder' is a folder, not a file (pass a model file" --weights weights_folder
+refused "resnet18_nan.pth holds NaN or infinity in layer1.0.bn1.running_var: a diverged model's scores mean nothing" \
+  --model resnet18 --weights resnet18_nan.pth
 check_unknown_model() {
   local rc=0
   mpi 2 "$CIFAR_EVAL" --weights convnet.pth --model vgg >refused.out 2>refused.err || rc=$?

@@ -3,6 +3,8 @@
 // files of another model.
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include <torch/csrc/jit/serialization/pickle.h>
 
 #include <fstream>
@@ -175,6 +177,17 @@ TEST_F(ModelIo, NonDictFileIsRejected) {
   const auto m = seeded("convnet", 0);
   const std::string msg = error_of([&] { load_state_dict(*m, path("tensor.pt")); });
   EXPECT_NE(msg.find("not a state dict"), std::string::npos) << msg;
+}
+
+// A model holding NaN or infinity is named by its first such entry.
+TEST_F(ModelIo, TheFirstNonFiniteEntryIsNamed) {
+  torch::manual_seed(1);
+  const auto model = make_model("resnet18");
+  EXPECT_EQ(first_non_finite_entry(*model), "");
+  torch::NoGradGuard no_grad;
+  for (const auto& [name, tensor] : state_entries(*model))
+    if (name == "layer1.0.bn1.running_var") tensor[3] = std::numeric_limits<float>::infinity();
+  EXPECT_EQ(first_non_finite_entry(*model), "layer1.0.bn1.running_var");
 }
 
 }  // namespace

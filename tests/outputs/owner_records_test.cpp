@@ -58,8 +58,7 @@ TEST_F(OwnerRecords, ADamagedRecordRefusesLikeAnotherRunsRecord) {
   for (const std::string damage : {"", "garbage\n", "cifar_mpi output\nrun \n"}) {
     write(at(".m.pth.run"), damage);
     const std::string why = refusal([&] { check_output_owners(c, "run-a", at("ckpt")); });
-    EXPECT_NE(why.find("--output " + at("m.pth") + ": its owner record " + at(".m.pth.run")), std::string::npos)
-        << why;
+    EXPECT_NE(why.find("--output " + at("m.pth") + ": its owner record " + at(".m.pth.run")), std::string::npos) << why;
     EXPECT_NE(why.find("whose file it is cannot be told"), std::string::npos) << why;
   }
   ::unlink(at(".m.pth.run").c_str());
@@ -103,6 +102,19 @@ TEST_F(OwnerRecords, AnOutputThatStartUpWouldMakeAFolderIsRefusedBeforeAnythingI
   EXPECT_NE(record.find("--output " + at("m.pth") + ": its owner record " + at(".m.pth.run") + " is a folder"),
             std::string::npos)
       << record;
+}
+
+TEST_F(OwnerRecords, AnOutputNamedLikeACheckpointInTheCheckpointFolderIsRefused) {
+  RunConfig c = config(at("ck"));
+  c.output.model = at("ck/ckpt-e0001-s000020.pt");
+  const std::string why = refusal([&] { RunOutputs outputs(c); });
+  EXPECT_NE(why.find("is named like a checkpoint inside --checkpoint-dir " + at("ck") +
+                     ", where --resume auto would take it for one"),
+            std::string::npos)
+      << why;
+  EXPECT_FALSE(paths::exists(at("ck")));
+  c.output.model = at("ck/model.pth");
+  EXPECT_EQ(refusal([&] { RunOutputs outputs(c); }), "") << "another name in the folder";
 }
 
 TEST_F(OwnerRecords, NoRecordOutlivesAFailedFirstWriteOfItsFile) {

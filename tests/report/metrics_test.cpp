@@ -1,7 +1,9 @@
 // The metrics file is JSON Lines that any JSON reader accepts: a value that
 // is not finite is null, never printf's "nan" or "inf"; resuming keeps the
-// earlier epochs' rows and drops lines this program did not write.
+// earlier epochs' rows and drops lines this program did not write; the RESULT
+// line of a run without evaluation has no accuracy.
 #include "report/metrics.hpp"
+#include "report/run_summary.hpp"
 
 #include <gtest/gtest.h>
 
@@ -61,6 +63,16 @@ TEST(Metrics, ResumeKeepsEarlierRowsAndDropsForeignLines) {
   row.epoch = 2;
   want += to_json(row) + "\n";
   EXPECT_EQ(text.str(), want);
+}
+
+// The RESULT line: a run that never evaluated reports no accuracy ("none"),
+// never a measured-looking 0.
+TEST(Metrics, TheResultLineOfARunWithoutEvaluationSaysNone) {
+  RunSummary summary;
+  summary.add_training(2.0, 1000);
+  EXPECT_EQ(summary.result_line(0.6773), "RESULT train_seconds=2.00 images_per_second=500.0 test_accuracy=0.6773");
+  EXPECT_EQ(summary.result_line(0), "RESULT train_seconds=2.00 images_per_second=500.0 test_accuracy=0.0000");
+  EXPECT_EQ(summary.result_line(-1), "RESULT train_seconds=2.00 images_per_second=500.0 test_accuracy=none");
 }
 
 }  // namespace

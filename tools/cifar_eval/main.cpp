@@ -113,6 +113,10 @@ std::shared_ptr<Model> load_inputs(const MpiEnvironment& env, const EvalCommand&
     data = load_dataset(c.data, SplitRequest{false, true});
     CIFAR_CHECK(data.test.size() > 0, DataError, c.data.path + " has no test images to score");
     load_state_dict(*model, c.weights);
+    const std::string bad = first_non_finite_entry(*model);
+    CIFAR_CHECK(bad.empty(), DataError,
+                c.weights + " holds NaN or infinity in " + bad +
+                    ": a diverged model's scores mean nothing; score a checkpoint from before the divergence");
   });
   return model;
 }
