@@ -9,6 +9,7 @@
 #include "process/preemption.hpp"
 #include "train/trainer.hpp"
 #include "util/error.hpp"
+#include "util/log.hpp"
 
 int main(int argc, char** argv) {
   using namespace cifar;
@@ -25,6 +26,8 @@ int main(int argc, char** argv) {
       if (env.world().rank == 0) std::fputs(config_help(names).c_str(), stdout);
       return kExitOk;
     }
+    if (env.world().rank == 0)
+      for (const auto& note : config.inert_options) log::warn(note);
     if (config.check_env) return run_check_env(env, config);
     Trainer trainer(env, config);
     return trainer.train();

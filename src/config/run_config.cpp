@@ -501,6 +501,26 @@ std::string flatten_ini(const std::string& path, const std::string& text, const 
   return flat.str();
 }
 
+// Options given on the command line or in the file that the rest of the
+// configuration leaves without effect: each is said at start-up, never
+// accepted in silence (a user who set it expects it to act).
+std::vector<std::string> inert_options(const po::variables_map& vm, const RunConfig& c) {
+  auto given = [&](const char* key) { return vm.count(key) > 0 && !vm[key].defaulted(); };
+  std::vector<std::string> notes;
+  auto note_each = [&](std::initializer_list<const char*> keys, bool inert, const std::string& why) {
+    if (!inert) return;
+    for (const char* key : keys)
+      if (given(key)) notes.push_back(std::string("--") + key + " has no effect " + why);
+  };
+  note_each({"tta-fraction"}, c.training.tta == TtaMode::None, "without --tta (it is none)");
+  note_each({"muon-lr", "muon-momentum", "muon-weight-decay", "muon-matrices"}, c.optim.optimizer != "muon",
+            "without --optimizer muon (it is " + c.optim.optimizer + ")");
+  note_each({"brightness-jitter", "contrast-jitter"}, !c.data.augment, "without --augment true");
+  note_each({"fused-optimizer"}, c.optim.optimizer == "muon" && c.optim.fused,
+            "with --optimizer muon, which has no fused form");
+  return notes;
+}
+
 void apply_legacy_options(const po::variables_map& vm, RunConfig& c) {
   if (!vm.count(kLegacyLoaderThreads)) return;
   const int threads = vm[kLegacyLoaderThreads].as<int>();
@@ -762,6 +782,7 @@ RunConfig parse_config(int argc, const char* const argv[], const RegisteredNames
   try {
     apply_legacy_options(vm, c);
     validate(c, names);
+    c.inert_options = inert_options(vm, c);
   } catch (const ConfigError& e) {
     if (c.config_file.empty()) throw;
     throw ConfigError(std::string(e.what()) + " (set on the command line or in config file '" + c.config_file + "')");

@@ -144,6 +144,9 @@ struct RunConfig {
   bool strict = false;  // with check_env: placement warnings are errors
   bool help = false;
   std::string config_file;
+  // Options given that the rest leaves without effect ("--tta-fraction has no
+  // effect without --tta (it is none)"): warnings for the run's log.
+  std::vector<std::string> inert_options;
 
   DataConfig data;
   ModelConfig model;

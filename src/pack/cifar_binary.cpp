@@ -4,6 +4,7 @@
 #include <archive.h>
 #include <archive_entry.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -54,6 +55,7 @@ la_ssize_t hashing_read(archive*, void* client, const void** out) {
 // The most bytes a member cifar_pack reads may have: the batch files have
 // exactly one size, the class-name list is a few lines. -1: not read.
 constexpr int64_t kMaxMetaBytes = 1 << 16;
+constexpr size_t kMaxClassNameBytes = 64;  // "automobile" is the longest of the release
 
 bool is_batch_file(const std::string& name) {
   if (name == schema::kTestBatchFile) return true;
@@ -111,8 +113,20 @@ FileMap read_archive(const std::string& path, std::string* md5, std::vector<std:
   archive_entry* entry = nullptr;
   int rc;
   while ((rc = archive_read_next_header(a.get(), &entry)) == ARCHIVE_OK) {
-    if (archive_entry_filetype(entry) != AE_IFREG) continue;
     const std::string name = paths::file_name(archive_entry_pathname(entry));
+    // A hard link's data is its target's, an earlier member (tar stores it once).
+    if (const char* target = archive_entry_hardlink(entry); target && max_member_bytes(name) >= 0) {
+      const auto linked = files.find(paths::file_name(target));
+      if (linked == files.end())
+        throw DataError("'" + path + "': member " + name + " is a hard link to " + target +
+                        ", which is not a member cifar_pack reads; repack the archive without hard links (GNU tar "
+                        "--hard-dereference)");
+      if (files.count(name))
+        throw DataError("'" + path + "': member " + name + " appears twice; the CIFAR-10 release has it once");
+      files[name] = linked->second;
+      continue;
+    }
+    if (archive_entry_filetype(entry) != AE_IFREG) continue;
     if (max_member_bytes(name) < 0) {
       if (ends_with(name, ".bin")) others->push_back(name);
       continue;
@@ -243,7 +257,7 @@ void append_records(const std::string& input, const std::string& name, const std
   }
 }
 
-std::vector<std::string> parse_class_names(const FileMap& files) {
+std::vector<std::string> parse_class_names(const FileMap& files, const std::string& input) {
   auto it = files.find(schema::kMetaFile);
   if (it == files.end()) return schema::default_class_names();
   std::vector<std::string> names;
@@ -252,7 +266,18 @@ std::vector<std::string> parse_class_names(const FileMap& files) {
     while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.pop_back();
     if (!line.empty()) names.push_back(line);
   }
-  return names.size() == schema::kNumClasses ? names : schema::default_class_names();
+  // A list that is present but not ten printable names is not the release's:
+  // refused, never silently replaced by the default names.
+  const bool printable = std::all_of(names.begin(), names.end(), [](const std::string& n) {
+    return n.size() <= kMaxClassNameBytes &&
+           std::all_of(n.begin(), n.end(), [](char ch) { return ch >= 0x20 && ch < 0x7f; });
+  });
+  if (names.size() != schema::kNumClasses || !printable)
+    throw DataError(
+        strprintf("'%s': %s holds %zu line(s)%s, not the 10 class names of CIFAR-10, one per line: is "
+                  "it the CIFAR-10 binary release? (see tools/download_cifar10.sh)",
+                  input.c_str(), schema::kMetaFile, names.size(), printable ? "" : " with unprintable bytes"));
+  return names;
 }
 
 }  // namespace
@@ -270,7 +295,7 @@ CifarData read_cifar10_binary(const std::string& input) {
   check_structure(input, files, others);
   for (const std::string& name : schema::kTrainBatchFiles) append_records(input, name, files.at(name), data.train);
   append_records(input, schema::kTestBatchFile, files.at(schema::kTestBatchFile), data.test);
-  data.class_names = parse_class_names(files);
+  data.class_names = parse_class_names(files, input);
 
   const std::string checked = "structure checked: six .bin files of 30,730,000 bytes, labels 0..9";
   if (!archive_input) {

@@ -61,6 +61,29 @@ TEST(Config, DefaultsAreTheRecipe) {
   EXPECT_EQ(c.checkpoint.resume.kind, ResumeRequest::Kind::None);
 }
 
+// Options given that the rest of the configuration leaves without effect are
+// named, whether from the command line or the file; defaults never are.
+TEST(Config, OptionsWithoutEffectAreNamed) {
+  EXPECT_TRUE(parse({}).inert_options.empty());
+  const std::vector<std::pair<std::vector<std::string>, std::vector<std::string>>> rows = {
+      {{"--tta-fraction", "0.5"}, {"--tta-fraction has no effect without --tta (it is none)"}},
+      {{"--tta-fraction", "0.5", "--tta", "mirror"}, {}},
+      {{"--optimizer", "sgd", "--muon-lr", "0.1", "--muon-matrices", "true"},
+       {"--muon-lr has no effect without --optimizer muon (it is sgd)",
+        "--muon-matrices has no effect without --optimizer muon (it is sgd)"}},
+      {{"--brightness-jitter", "0.1"}, {"--brightness-jitter has no effect without --augment true"}},
+      {{"--brightness-jitter", "0.1", "--augment", "true"}, {}},
+      {{"--optimizer", "muon", "--fused-optimizer", "true"},
+       {"--fused-optimizer has no effect with --optimizer muon, which has no fused form"}},
+      {{"--optimizer", "adam", "--fused-optimizer", "true"}, {}},
+  };
+  for (const auto& [args, notes] : rows) EXPECT_EQ(parse(args).inert_options, notes) << args.front();
+  const std::string ini = write_ini("contrast-jitter = 0.2\n");
+  EXPECT_EQ(parse({"--config", ini}).inert_options,
+            std::vector<std::string>{"--contrast-jitter has no effect without --augment true"});
+  std::remove(ini.c_str());
+}
+
 TEST(Config, CommandLineWinsOverFile) {
   const std::string ini = write_ini("epochs = 3\nlr = 0.01\nshuffle = false\n");
   const RunConfig c = parse({"--config", ini, "--epochs", "5"});

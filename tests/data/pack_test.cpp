@@ -1,6 +1,10 @@
 // cifar_pack's packing path end to end on an archive (and a folder) that the
 // test generates in the official binary layout; see pack_check.hpp.
 #include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
 
 #include <fstream>
 #include <iterator>
@@ -131,6 +135,44 @@ TEST(Pack, MemberSizesBeyondTheReleaseAreRefusedBeforeReading) {
       EXPECT_NE(std::string(e.what()).find("refused before reading it"), std::string::npos) << e.what();
     }
   }
+}
+
+// A class-name list that is present but not ten printable names is refused,
+// never replaced by the default names in silence.
+TEST(Pack, AClassNameListThatIsNotTenNamesIsRefused) {
+  test::TempDir dir;
+  write_cifar10_binary(make_synthetic_cifar(50000, 10000, 14), dir.file("layout"));
+  const std::string meta = paths::join(paths::join(dir.file("layout"), schema::kBatchesFolder), schema::kMetaFile);
+  for (const auto& [text, expected] :
+       {std::pair<std::string, std::string>{"garbage\n", "holds 1 line(s), not the 10"},
+        {std::string("a\nb\nc\nd\ne\nf\ng\nh\ni\n\x01j\n"), "holds 10 line(s) with unprintable bytes"}}) {
+    std::ofstream(meta, std::ios::trunc) << text;
+    try {
+      read_cifar10_binary(dir.file("layout"));
+      ADD_FAILURE() << "accepted " << text;
+    } catch (const DataError& e) {
+      EXPECT_NE(std::string(e.what()).find("batches.meta.txt " + expected), std::string::npos) << e.what();
+    }
+  }
+}
+
+// A member stored as a hard link (GNU tar stores a second name of one file
+// that way) holds its target's bytes.
+TEST(Pack, AHardLinkedMemberHoldsItsTargetsBytes) {
+  test::TempDir dir;
+  write_cifar10_binary(make_synthetic_cifar(50000, 10000, 15), dir.file("layout"));
+  const std::string bins = paths::join(dir.file("layout"), schema::kBatchesFolder);
+  const std::string test_batch = paths::join(bins, "test_batch.bin");
+  ASSERT_EQ(std::remove(test_batch.c_str()), 0);
+  ASSERT_EQ(::link(paths::join(bins, "data_batch_5.bin").c_str(), test_batch.c_str()), 0);
+  const std::string archive = dir.file("linked.tar.gz");
+  ASSERT_EQ(std::system(("tar -czf " + archive + " -C " + dir.file("layout") + " " + schema::kBatchesFolder).c_str()),
+            0);
+  const CifarData data = read_cifar10_binary(archive);
+  ASSERT_EQ(data.test.count(), 10000);
+  const size_t batch_bytes = 10000 * schema::kImageBytes;
+  EXPECT_TRUE(std::equal(data.test.images.begin(), data.test.images.end(),
+                         data.train.images.end() - static_cast<std::ptrdiff_t>(batch_bytes)));
 }
 
 }  // namespace

@@ -238,4 +238,15 @@ rss_kib=$(tail -n 1 logs/pack_rss.txt)
 ((rss_kib < 1024 * 1024)) || fail "cifar_pack used $((rss_kib / 1024)) MiB on a 4 GiB claim"
 [[ ! -e logs/x.h5 ]] || fail "cifar_pack wrote output"
 echo "ok (exit 6, peak $((rss_kib / 1024)) MiB): cifar_pack on a $(stat -c %s hostile.tar.gz)-byte archive -> $(grep error: logs/pack.txt)"
+# cifar_pack's output: a folder it cannot write is one line before any input
+# is read (exit 2); an earlier file it replaces is said.
+rc=0
+"$CIFAR_PACK" --synthetic 64 --test-count 32 --output "$cases/checkpoint_dir_file/plain_file/x.h5" >logs/pack_out.txt 2>&1 ||
+  rc=$?
+{ [[ $rc == 2 && $(wc -l <logs/pack_out.txt) == 1 ]] &&
+  grep -q "error: --output $cases/checkpoint_dir_file/plain_file/x.h5: cannot write to folder" logs/pack_out.txt; } ||
+  { cat logs/pack_out.txt; fail "cifar_pack into an unwritable folder: exit $rc"; }
+"$CIFAR_PACK" --synthetic 64 --test-count 32 --output logs/twice.h5 >/dev/null
+"$CIFAR_PACK" --synthetic 64 --test-count 32 --output logs/twice.h5 | grep -q "^replaced the earlier logs/twice.h5 (" ||
+  fail "cifar_pack replaced its --output without a word"
 echo "PASS"

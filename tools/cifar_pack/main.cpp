@@ -16,6 +16,7 @@
 #include "util/error.hpp"
 #include "util/log.hpp"
 #include "util/memory.hpp"
+#include "util/paths.hpp"
 
 namespace po = boost::program_options;
 using namespace cifar;
@@ -88,6 +89,11 @@ int run(int argc, char** argv) {
     return kExitOk;
   }
   CIFAR_CHECK(!output.empty(), ConfigError, "cifar_pack: --output FILE.h5 is required");
+  // Before the input is read: an output that cannot be written fails in one line.
+  paths::require_writable_file("output", output);
+  const paths::FileCheck existing = paths::check_regular_file(output);
+  CIFAR_CHECK(existing || existing.problem == paths::FileProblem::Missing, ConfigError,
+              "cifar_pack: --output " + output + " " + existing.reason + "; name a file to write");
   const H5WriteOptions options{gzip};
   const PackSummary summary = vm.count("synthetic")
                                   ? pack_cifar_data(make_synthetic_cifar(synthetic, test_count, seed), output, options)
@@ -99,6 +105,7 @@ int run(int argc, char** argv) {
                  input.c_str(), summary.source.md5.c_str(), schema::kOfficialArchiveMd5);
   }
   print_summary(summary, output, elapsed());
+  if (existing) std::printf("replaced the earlier %s (%lld bytes)\n", output.c_str(), existing.size);
   return kExitOk;
 }
 
