@@ -259,7 +259,8 @@ void Checkpointer::save(const TrainingPosition& position, double loss_sum, doubl
 std::optional<int> Checkpointer::at_step_boundary(const TrainingPosition& position, const torch::Tensor& epoch_loss,
                                                   const RunTotals& totals) {
   if (!config_.enabled()) return std::nullopt;
-  const int signal = preemption_agreed(control_);
+  const AgreedPreemption preempted = preemption_agreed(control_);
+  const int signal = preempted.signal;
   const bool due = config_.every_steps > 0 && position.step % config_.every_steps == 0;
   if (signal == 0 && !due) return std::nullopt;
   auto loss = epoch_loss.to(torch::kCPU, /*non_blocking=*/false, /*copy=*/true);
@@ -272,7 +273,7 @@ std::optional<int> Checkpointer::at_step_boundary(const TrainingPosition& positi
     log::info(
         strprintf("preempted by %s: stopping at step %ld with checkpoint %s; exit code %d (resume with "
                   "--resume auto)",
-                  signal_name(signal), position.step, last_written_.c_str(), kExitPreempted));
+                  preempted.by.c_str(), position.step, last_written_.c_str(), kExitPreempted));
   return signal;
 }
 

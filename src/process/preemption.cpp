@@ -3,6 +3,7 @@
 
 #include <signal.h>  // NOLINT(modernize-deprecated-headers): sigaction is POSIX's, not <csignal>'s
 
+#include <algorithm>
 #include <atomic>
 #include <csignal>
 #include <cstdio>
@@ -43,9 +44,20 @@ void release_preemption_handlers() {
 
 int preemption_signal() { return g_signal.load(); }
 
-int preemption_agreed(Communicator& control) {
-  const auto all = control.all_gather(torch::tensor({static_cast<int64_t>(g_signal.load())}));
-  return static_cast<int>(all.max().item<int64_t>());
+AgreedPreemption agree_on_signals(const std::vector<int>& firsts) {
+  AgreedPreemption agreed;
+  for (int signal_number : {SIGUSR1, SIGTERM}) {  // the order a scheduler sends them in
+    if (std::find(firsts.begin(), firsts.end(), signal_number) == firsts.end()) continue;
+    agreed.signal = std::max(agreed.signal, signal_number);
+    agreed.by += (agreed.by.empty() ? "" : " and ") + std::string(signal_name(signal_number));
+  }
+  return agreed;
+}
+
+AgreedPreemption preemption_agreed(Communicator& control) {
+  const auto all = control.all_gather(torch::tensor({static_cast<int64_t>(g_signal.load())})).contiguous();
+  const int64_t* p = all.data_ptr<int64_t>();
+  return agree_on_signals(std::vector<int>(p, p + all.numel()));
 }
 
 const char* signal_name(int signal_number) {
@@ -61,13 +73,13 @@ const char* signal_name(int signal_number) {
 }
 
 bool preempted_during_startup(Communicator& control, bool resumed) {
-  const int signal = preemption_agreed(control);
-  if (signal == 0) return false;
+  const AgreedPreemption agreed = preemption_agreed(control);
+  if (agreed.signal == 0) return false;
   if (control.rank() == 0)
     log::info(
         strprintf("preempted by %s during start-up, before the first step: nothing trained, nothing new to "
                   "save; exit code %d (run again to %s)",
-                  signal_name(signal), kExitPreempted, resumed ? "resume with --resume auto" : "start"));
+                  agreed.by.c_str(), kExitPreempted, resumed ? "resume with --resume auto" : "start"));
   return true;
 }
 

@@ -12,6 +12,9 @@
 // writing or waiting for the checkpoint.
 #pragma once
 
+#include <string>
+#include <vector>
+
 namespace cifar {
 
 class Communicator;
@@ -29,9 +32,19 @@ void release_preemption_handlers();
 // The first signal received since installation (SIGTERM or SIGUSR1), or 0.
 int preemption_signal();
 
-// Collective over `control` (a host communicator): the highest signal number
-// any rank has received, or 0. Every rank gets the same answer at the same step.
-int preemption_agreed(Communicator& control);
+// What the ranks agree on at a step: the highest signal number any rank has
+// received (0: none), and the signals by name. Ranks may have received
+// different signals first (SIGUSR1 on one, SIGTERM on another before its
+// SIGUSR1 came): each is named, so the log never names only the later one.
+struct AgreedPreemption {
+  int signal = 0;
+  std::string by;  // "SIGUSR1", "SIGUSR1 and SIGTERM"; "" when none
+};
+// `firsts`: each rank's first signal (0: none).
+AgreedPreemption agree_on_signals(const std::vector<int>& firsts);
+// Collective over `control` (a host communicator): agree_on_signals() of
+// every rank's first signal. Every rank gets the same answer at the same step.
+AgreedPreemption preemption_agreed(Communicator& control);
 
 // "SIGTERM", "SIGUSR1", or "signal N".
 const char* signal_name(int signal_number);
