@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -143,6 +144,12 @@ std::string remove_all(const std::string& path) {
 }
 
 namespace {
+// "Permission denied" -> "permission denied", as the messages around it read.
+std::string lowercase_first(std::string text) {
+  if (!text.empty()) text[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(text[0])));
+  return text;
+}
+
 // The first of `path` and its parents that exists ("." for a relative path
 // none of whose parts does).
 std::string nearest_existing(const std::string& path) {
@@ -166,10 +173,11 @@ void require_writable_folder(const std::string& option, const std::string& value
     probe = nearest_existing(folder);
     if (!is_directory(probe)) why = probe + ": exists and is not a folder";
   }
-  if (!why.empty() || access(probe.c_str(), W_OK) != 0) {
+  // access() says why: a read-only file system (EROFS) is not a permission.
+  if (why.empty() && access(probe.c_str(), W_OK) != 0) why = lowercase_first(std::strerror(errno));
+  if (!why.empty())
     throw ConfigError(strprintf("--%s %s: cannot write to folder %s (%s); choose a writable path", option.c_str(),
-                                value.c_str(), folder.c_str(), why.empty() ? "permission denied" : why.c_str()));
-  }
+                                value.c_str(), folder.c_str(), why.c_str()));
 }
 
 void require_writable_file(const std::string& option, const std::string& path, FolderUse use) {
