@@ -4,7 +4,7 @@
 # Muon's momentum buffers, step count and rescale step in the checkpoint, the
 # linear schedule, and the jitter draws of the loader's stream. A straight
 # 2-rank run equals runs resumed from step checkpoints inside epoch 0 and 1,
-# bit for bit.
+# bit for bit; a resume that changes the run's length says what follows it.
 # shellcheck source=tests/checkpoint/lib.sh
 source "$(dirname "$0")/lib.sh"
 
@@ -21,4 +21,8 @@ same() { echo "--- $3"; cmp "$1" "$2" || fail "$3: the model files differ"; }
 same straight.pth early.pth "Muon: 2 epochs straight == resumed at step 5 (epoch 0)"
 train 2 late.log "${muon[@]}" --output late.pth --resume ckpt/ckpt-e0001-s000020.pt
 same straight.pth late.pth "Muon: 2 epochs straight == resumed at step 20 (epoch 1)"
+# Made shorter at a resume, Muon's progress and the linear schedule follow the
+# new length: said in one line, never silently another run.
+train 2 shorter.log "${muon[@]}" --output shorter.pth --resume ckpt/ckpt-e0001-s000020.pt --max-steps 22
+expect_in shorter.log "the run's length changes from --epochs 2 --max-steps 0 to --epochs 2 --max-steps 22, and the linear schedule and Muon's progress \(its target magnitude and rescale period\) depend on it"
 echo PASS
