@@ -50,7 +50,8 @@ struct Jitter {
 AugmentDraws draw_augmentation(int64_t batch_size, int pad, at::Generator& generator, const Jitter& jitter = {});
 
 // float [B,C,H,W] (normalised, any device) -> (images + brightness) * contrast,
-// per sample; unchanged when the draws hold no jitter.
+// per sample; unchanged when the draws hold no jitter. On a GPU the draws
+// reach it by one asynchronous copy (copy_to_device): no host synchronisation.
 torch::Tensor apply_jitter(const torch::Tensor& images, const AugmentDraws& draws);
 
 // "Alternating" flips (the speed recipes'): sample i is mirrored in even

@@ -7,6 +7,10 @@
 namespace cifar {
 void* torch_compute_stream(int device_index);
 bool torch_has_cuda();
+// Waits for the work queued on LibTorch's current stream of the device (not
+// for other streams: NCCL's work on its own stream goes on). Nothing without
+// CUDA.
+void synchronize_compute_stream(int device_index);
 // CUDA's sync-debug mode (c10::cuda::warning_state()): while on, every
 // operation that makes the host wait for the GPU (a blocking copy, .item(),
 // a stream or device synchronisation) throws. Returns false, doing nothing,

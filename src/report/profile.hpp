@@ -5,7 +5,9 @@
 // cannot complete before every rank has contributed), and the communication
 // itself that backward did not hide. The profile records when each wait began
 // so the two can be told apart once every rank's start times are known
-// (straggler_seconds); end() never charges kStragglerWait directly.
+// (straggler_seconds); end() never charges kStragglerWait directly. On a GPU
+// each phase ends by waiting for the compute stream, never for NCCL's: an
+// all-reduce still running behind backward is overlap, not a phase.
 #pragma once
 
 #include <torch/types.h>
