@@ -6,7 +6,9 @@
 
 namespace cifar {
 void* torch_compute_stream(int device_index);
-bool torch_has_cuda();
+bool torch_has_cuda();  // built with CUDA and a device usable now
+// Built against a CUDA LibTorch, whether or not this node's driver runs it.
+bool torch_built_with_cuda();
 // CUDA's sync-debug mode (c10::cuda::warning_state()): while on, every
 // operation that makes the host wait for the GPU (a blocking copy, .item(),
 // a stream or device synchronisation) throws. Returns false, doing nothing,

@@ -10,6 +10,7 @@ void* torch_compute_stream(int device_index) {
   return c10::cuda::getCurrentCUDAStream(static_cast<c10::DeviceIndex>(device_index)).stream();
 }
 bool torch_has_cuda() { return torch::cuda::is_available(); }
+bool torch_built_with_cuda() { return true; }
 bool set_cuda_sync_errors(bool on) {
   c10::cuda::warning_state().set_sync_debug_mode(on ? c10::cuda::SyncDebugMode::L_ERROR
                                                     : c10::cuda::SyncDebugMode::L_DISABLED);

@@ -7,6 +7,7 @@
 
 #include "comm/agreement.hpp"
 #include "comm/mpi_communicator.hpp"
+#include "gpu/cuda_stack.hpp"
 #include "optim/optimizer.hpp"
 #include "outputs/model_file.hpp"
 #include "process/preemption.hpp"
@@ -53,10 +54,14 @@ Trainer::Trainer(const MpiEnvironment& env, const RunConfig& config)
 
 Trainer::~Trainer() = default;
 
-// Placement and outputs are decided before any data is read.
+// Placement and outputs are decided before any data is read; the CUDA stack
+// before the placement, which would only find no GPU on too old a driver.
+// The stack has its own agreement: the placement's first step is collective,
+// and a rank that threw before it would leave the others waiting there.
 void Trainer::check_placement_and_outputs(const MpiEnvironment& env) {
+  agree_on_startup(env.comm(), [&] { gpu::require_usable_cuda_stack(config_.runtime.device != DeviceRequest::Cpu); });
   agree_on_startup(env.comm(), [&] {
-    placement_ = place_rank(world_, config_.comm.backend, config_.runtime.device);
+    placement_ = place_rank(env.comm(), world_, config_.comm.backend, config_.runtime.device);
     check_device_settings(config_, placement_);
     if (world_.rank == 0) outputs_.emplace(config_);
   });

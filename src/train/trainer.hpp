@@ -55,8 +55,9 @@ namespace cifar {
 
 class Trainer {
  public:
-  // Collective. Start-up failures (configuration, placement, data, outputs,
-  // a checkpoint that does not fit) stop every rank with one message.
+  // Collective. Start-up failures (configuration, the CUDA stack, placement,
+  // data, outputs, a checkpoint that does not fit) stop every rank with one
+  // message.
   Trainer(const MpiEnvironment& env, const RunConfig& config);
   ~Trainer();
   Trainer(const Trainer&) = delete;
