@@ -92,7 +92,7 @@ void print_versions(const World& w) {
   log::info("  NCCL:        " + gpu::nccl_version() + loaded_from(mapped, "libnccl.so"));
   log::info(strprintf("  GPUs:        %d visible%s", gpu_count,
                       gpu_count ? (" (" + gpus + ")").c_str() : (" (" + why_no_gpu + ")").c_str()));
-  log::info(std::string("  LibTorch:    ") + TORCH_VERSION + (torch_has_cuda() ? " with CUDA" : " (CPU only)"));
+  log::info(std::string("  LibTorch:    ") + TORCH_VERSION + (torch_built_with_cuda() ? " with CUDA" : " (CPU only)"));
   log::info(strprintf("  HDF5:        %u.%u.%u", h5_major, h5_minor, h5_release));
   log::info("  BLAS:        " + loaded_blas(mapped));
   log::info(strprintf("  threads:     intra-op %d, inter-op %d per rank; OMP_NUM_THREADS=%s OPENBLAS_NUM_THREADS=%s",
