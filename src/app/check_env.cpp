@@ -7,7 +7,6 @@
 #include <torch/version.h>
 
 #include <cstdlib>
-#include <fstream>
 #include <sstream>
 
 #include <boost/algorithm/string/join.hpp>
@@ -18,6 +17,7 @@
 #include "comm/text_collectives.hpp"
 #include "data/dataset.hpp"
 #include "gpu/cuda_runtime.hpp"
+#include "gpu/cuda_stack.hpp"
 #include "gpu/torch_stream.hpp"
 #include "outputs/run_outputs.hpp"
 #include "placement/placement_rules.hpp"
@@ -38,19 +38,20 @@ std::string env_or(const char* name, const char* fallback) {
 }
 
 // The BLAS actually mapped into the process (Debian picks it through alternatives).
-std::string loaded_blas() {
-  std::ifstream maps("/proc/self/maps");
-  std::string line;
-  while (std::getline(maps, line)) {
-    const auto pos = line.find('/');
-    if (pos == std::string::npos) continue;
-    const std::string path = line.substr(pos);
+std::string loaded_blas(const std::vector<std::string>& mapped) {
+  for (const auto& path : mapped) {
     if (path.find("libblas") != std::string::npos || path.find("openblas") != std::string::npos ||
         path.find("libmkl") != std::string::npos) {
       return paths::resolved(path);
     }
   }
   return "none mapped";
+}
+
+// " from FILE" (or FILES, when several: a mixed stack) of a library the process mapped; "" when none is.
+std::string loaded_from(const std::vector<std::string>& mapped, const char* soname_stem) {
+  const std::vector<std::string> files = gpu::library_files(mapped, soname_stem);
+  return files.empty() ? "" : " from " + boost::algorithm::join(files, " and ");
 }
 
 std::string mpi_library() {
@@ -77,13 +78,23 @@ void print_versions(const World& w) {
   log::info("versions and settings:");
   log::info("  MPI:         " + mpi_library() + ", thread level " + thread_level() +
             strprintf(", %d rank(s) on %d node(s)", w.size, w.num_nodes));
-  log::info("  NCCL:        " + gpu::nccl_version());
-  log::info("  CUDA:        runtime " + gpu::runtime_version() + ", driver " + gpu::driver_version());
+  const gpu::CudaStack stack = gpu::cuda_stack();
+  const std::vector<std::string>& mapped = stack.mapped_files;
+  // The driver's CUDA, the runtime's and the file it came from, and the
+  // flavour the start-up check holds them against (gpu/cuda_stack.hpp).
+  log::info(strprintf("  CUDA:        driver %s, runtime %s%s; %s",
+                      stack.driver > 0 ? ("CUDA " + gpu::cuda_version_text(stack.driver)).c_str() : "none",
+                      gpu::compiled() ? gpu::cuda_version_text(stack.runtime).c_str() : "not compiled",
+                      loaded_from(mapped, "libcudart.so").c_str(),
+                      stack.flavour == "cpu" ? "a CPU build (LibTorch without CUDA): nothing to check"
+                                             : (stack.flavour + " build").c_str()));
+  log::info("  cuDNN:       " + gpu::cudnn_version() + loaded_from(mapped, "libcudnn.so"));
+  log::info("  NCCL:        " + gpu::nccl_version() + loaded_from(mapped, "libnccl.so"));
   log::info(strprintf("  GPUs:        %d visible%s", gpu_count,
                       gpu_count ? (" (" + gpus + ")").c_str() : (" (" + why_no_gpu + ")").c_str()));
-  log::info(std::string("  LibTorch:    ") + TORCH_VERSION + (torch_has_cuda() ? " with CUDA" : " (CPU only)"));
+  log::info(std::string("  LibTorch:    ") + TORCH_VERSION + (torch_built_with_cuda() ? " with CUDA" : " (CPU only)"));
   log::info(strprintf("  HDF5:        %u.%u.%u", h5_major, h5_minor, h5_release));
-  log::info("  BLAS:        " + loaded_blas());
+  log::info("  BLAS:        " + loaded_blas(mapped));
   log::info(strprintf("  threads:     intra-op %d, inter-op %d per rank; OMP_NUM_THREADS=%s OPENBLAS_NUM_THREADS=%s",
                       at::get_num_threads(), static_cast<int>(at::get_num_interop_threads()),
                       env_or("OMP_NUM_THREADS", "unset").c_str(), env_or("OPENBLAS_NUM_THREADS", "unset").c_str()));
@@ -129,8 +140,9 @@ int run_check_env(const MpiEnvironment& env, const RunConfig& config) {
   std::string device_text, problem;
   int gpu = -1;
   Placement placement;
+  const Machine machine = probe_machine(env.comm());
   try {
-    placement = choose_placement(w, config.comm.backend, config.runtime.device, probe_machine());
+    placement = choose_placement(w, config.comm.backend, config.runtime.device, machine);
     const Placement& p = placement;
     device_text = p.device.str() + " backend=" + p.backend;
     if (p.device.is_cuda()) gpu = p.device.index();  // NOLINT(bugprone-signed-char-misuse): an int8 index, 0..n-1
@@ -160,6 +172,9 @@ int run_check_env(const MpiEnvironment& env, const RunConfig& config) {
   }
   // Every rank returns the same code, so the launcher's is the program's.
   MPI_CHECK(MPI_Bcast(&warnings, 1, MPI_INT, 0, env.comm()));
+  // The CUDA stack as training judges it, whatever the placement found (too
+  // old a driver shows there only as no GPU): its message and exit code.
+  agree_on_startup(env.comm(), [&] { gpu::require_usable_cuda_stack(config.runtime.device != DeviceRequest::Cpu); });
   if (failures == 0) run_startup_checks(env, config, placement);
   const bool strict_failure = config.strict && warnings > 0;
   if (w.rank == 0) {

@@ -6,6 +6,7 @@
 #include "comm/mpi_communicator.hpp"
 #include "comm/nccl_communicator.hpp"
 #include "gpu/cuda_runtime.hpp"
+#include "gpu/gpu_binding.hpp"
 #include "gpu/torch_stream.hpp"
 #include "util/error.hpp"
 #include "util/log.hpp"
@@ -31,7 +32,13 @@ void require_cuda(const World& w, const Machine& m, const char* what) {
 
 torch::Device cuda_device(int index) { return torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(index)); }
 
-// NCCL: one GPU per rank, the rank's node-local index.
+// Per-task GPU binding: every rank of the node sees one GPU of its own, its cuda:0.
+bool bound_per_task(const World& w, const Machine& m) {
+  return static_cast<int>(m.node_single_gpus.size()) == w.local_size && gpu::one_gpu_per_rank(m.node_single_gpus);
+}
+
+// NCCL: one GPU per rank, the rank's node-local index, or its cuda:0 under
+// per-task binding.
 bool nccl_can_run(const Machine& m, DeviceRequest device) {
   return m.nccl_compiled && m.visible_gpus > 0 && m.torch_has_cuda && device != DeviceRequest::Cpu;
 }
@@ -45,13 +52,15 @@ torch::Device place_nccl(const World& w, DeviceRequest device, const Machine& m)
   if (device == DeviceRequest::Cpu)
     throw ConfigError("--backend nccl works on GPUs only; drop --device cpu or use --backend mpi");
   require_cuda(w, m, "--backend nccl");
-  if (w.local_size > m.visible_gpus) {
+  const bool per_task = bound_per_task(w, m);
+  if (!per_task && w.local_size > m.visible_gpus) {
     throw ConfigError(
         strprintf("host %s runs %d ranks but has %d visible GPU(s); NCCL needs one GPU per rank. "
-                  "Start at most %d ranks per node (e.g. --ntasks-per-node=%d), or use --backend mpi.",
+                  "Start at most %d ranks per node (e.g. --ntasks-per-node=%d), give each rank a GPU of its own "
+                  "(srun --gpus-per-task=1), or use --backend mpi.",
                   w.host.c_str(), w.local_size, m.visible_gpus, m.visible_gpus, m.visible_gpus));
   }
-  return cuda_device(w.local_rank);
+  return cuda_device(per_task ? 0 : w.local_rank);
 }
 
 std::unique_ptr<Communicator> make_nccl(MPI_Comm comm, torch::Device device, std::chrono::milliseconds timeout) {
@@ -67,7 +76,7 @@ torch::Device place_mpi(const World& w, DeviceRequest device, const Machine& m) 
       device == DeviceRequest::Cuda || (device == DeviceRequest::Auto && m.visible_gpus > 0 && m.torch_has_cuda);
   if (!use_cuda) return torch::kCPU;
   require_cuda(w, m, "--device cuda");
-  return cuda_device(w.local_rank % m.visible_gpus);
+  return cuda_device(w.local_rank % m.visible_gpus);  // per-task binding: each rank's one GPU, cuda:0
 }
 
 std::unique_ptr<Communicator> make_mpi(MPI_Comm comm, torch::Device, std::chrono::milliseconds timeout) {
@@ -110,16 +119,38 @@ Placement choose_placement(const World& w, const std::string& backend, DeviceReq
   return Placement{e.name, e.place(w, device, m)};
 }
 
-Machine probe_machine() {
+namespace {
+// What each rank of the node sees, by local rank (Machine::node_single_gpus).
+std::vector<std::string> gather_node_single_gpus(MPI_Comm comm, int visible_gpus) {
+  constexpr int kIdBytes = 64;  // a bus id is 16 characters
+  int rank = 0;
+  MPI_CHECK(MPI_Comm_rank(comm, &rank));
+  MPI_Comm node = MPI_COMM_NULL;
+  MPI_CHECK(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node));
+  int local_size = 1;
+  MPI_CHECK(MPI_Comm_size(node, &local_size));
+  std::string mine = visible_gpus == 1 ? gpu::pci_bus_id(0) : "";
+  mine.resize(kIdBytes, '\0');
+  std::string all(static_cast<size_t>(kIdBytes * local_size), '\0');
+  MPI_CHECK(MPI_Allgather(mine.data(), kIdBytes, MPI_CHAR, all.data(), kIdBytes, MPI_CHAR, node));
+  MPI_CHECK(MPI_Comm_free(&node));
+  std::vector<std::string> ids;
+  for (int r = 0; r < local_size; ++r) ids.emplace_back(all.c_str() + static_cast<size_t>(r * kIdBytes));
+  return ids;
+}
+}  // namespace
+
+Machine probe_machine(MPI_Comm comm) {
   Machine m;
   m.visible_gpus = gpu::device_count(&m.why_no_gpu);
   m.nccl_compiled = gpu::compiled();
   m.torch_has_cuda = torch_has_cuda();
+  m.node_single_gpus = gather_node_single_gpus(comm, m.visible_gpus);
   return m;
 }
 
-Placement place_rank(const World& world, const std::string& backend, DeviceRequest device) {
-  const Placement p = choose_placement(world, backend, device, probe_machine());
+Placement place_rank(MPI_Comm comm, const World& world, const std::string& backend, DeviceRequest device) {
+  const Placement p = choose_placement(world, backend, device, probe_machine(comm));
   if (p.device.is_cuda()) gpu::set_device(p.device.index());
   return p;
 }

@@ -29,6 +29,10 @@ struct Machine {
   std::string why_no_gpu;  // from gpu::device_count when 0
   bool nccl_compiled = false;
   bool torch_has_cuda = false;
+  // For each rank of this node, by local rank: the PCI bus id of the one GPU
+  // it sees, "" when it sees none or several (gpu/gpu_binding.hpp); empty
+  // when not gathered.
+  std::vector<std::string> node_single_gpus;
 };
 
 struct Placement {
@@ -43,13 +47,17 @@ std::vector<std::string> backend_names();
 // throws ConfigError naming the host and the fix when the request cannot be
 // met: NCCL needs one GPU per rank on each node, NCCL compiled in and a CUDA
 // LibTorch; MPI runs on CPUs, or on GPUs (staged through host memory) where
-// several ranks may share one GPU.
+// several ranks may share one GPU. A rank takes cuda:<local rank>, or its
+// cuda:0 when each rank of its node sees one GPU of its own (per-task GPU
+// binding).
 Placement choose_placement(const World& world, const std::string& backend, DeviceRequest device,
                            const Machine& machine);
 
-Machine probe_machine();
+// Collective over `comm` (the node's ranks compare their GPUs).
+Machine probe_machine(MPI_Comm comm);
 // Queries this machine, chooses, and makes the choice current (cudaSetDevice).
-Placement place_rank(const World& world, const std::string& backend, DeviceRequest device);
+// Collective over `comm`.
+Placement place_rank(MPI_Comm comm, const World& world, const std::string& backend, DeviceRequest device);
 
 // The placement's Communicator over `comm`; every collective times out after `timeout`.
 std::unique_ptr<Communicator> make_communicator(MPI_Comm comm, const Placement& placement,

@@ -3,6 +3,7 @@
 
 #include <atomic>
 #include <cstring>
+#include <exception>
 #include <list>
 #include <mutex>
 #include <thread>
@@ -90,6 +91,11 @@ class NcclCommunicator final : public Communicator {
   ~NcclCommunicator() override {
     stop_ = true;
     if (watchdog_.joinable()) watchdog_.join();
+    // Unwinding for an exception: the other ranks may never reach their own
+    // teardown (ncclCommDestroy waits for them) or the stream may hold a
+    // collective they never join. The process is about to end, and its end
+    // frees the communicator; waiting here would only hide the exception.
+    if (std::uncaught_exceptions() > 0) return;
     cudaStreamSynchronize(stream_);
     in_flight_.clear();
     cudaStreamDestroy(stream_);
@@ -186,9 +192,16 @@ class NcclCommunicator final : public Communicator {
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
       std::lock_guard<std::mutex> lock(mutex_);
       for (auto it = in_flight_.begin(); it != in_flight_.end();) {
-        if (cudaEventQuery(it->done.get()) == cudaSuccess) {
+        const cudaError_t state = cudaEventQuery(it->done.get());
+        if (state == cudaSuccess) {
           it = in_flight_.erase(it);
           continue;
+        }
+        // Anything but "not ready" is the device's own failure (an illegal
+        // address, an ECC error, a launch failure): not a stalled peer.
+        if (state != cudaErrorNotReady) {
+          fail(it->description + " failed on the device: " + cudaGetErrorName(state) + ": " + cudaGetErrorString(state),
+               kExitFailure);
         }
         ncclResult_t async = ncclSuccess;
         ncclCommGetAsyncError(comm_, &async);
@@ -204,9 +217,11 @@ class NcclCommunicator final : public Communicator {
     }
   }
 
+  // Ends the job without ncclCommAbort, which can block for minutes on a
+  // communicator whose peers are gone: the processes' end frees NCCL's
+  // resources and stops their kernels.
   [[noreturn]] void fail(const std::string& message, int exit_code) {
-    log::error(message + "; aborting the NCCL communicator and the job");
-    ncclCommAbort(comm_);
+    log::error(message + "; ending the job");
     MpiEnvironment::abort_job(exit_code);
   }
 

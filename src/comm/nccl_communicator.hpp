@@ -1,9 +1,9 @@
 // NcclCommunicator: collectives on CUDA tensors with NCCL, on a dedicated
 // non-blocking stream ordered against LibTorch's compute stream with CUDA
 // events. A watchdog thread polls every collective in flight and
-// ncclCommGetAsyncError; past the timeout, or on an asynchronous NCCL error,
-// it reports the operation, its size and the rank, aborts the NCCL
-// communicator and ends the job (a stalled GPU collective cannot be
+// ncclCommGetAsyncError; past the timeout, on an asynchronous NCCL error or
+// a device error on a collective's event, it reports the operation, its size
+// and the rank and ends the job (a stalled GPU collective cannot be
 // interrupted from the host any other way).
 //
 // Declared without NCCL or CUDA types so the rest of the program needs neither

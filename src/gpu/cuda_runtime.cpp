@@ -1,13 +1,14 @@
 // CUDA runtime and NCCL queries for builds where both were found.
 #include "gpu/cuda_runtime.hpp"
 
+#include <dlfcn.h>
+
 #include "gpu/cuda_errors.hpp"
+#include "gpu/torch_stream.hpp"
 #include "util/log.hpp"
+#include "util/paths.hpp"
 
 namespace cifar::gpu {
-namespace {
-std::string cuda_version_text(int v) { return strprintf("%d.%d", v / 1000, (v % 1000) / 10); }
-}  // namespace
 
 bool compiled() { return true; }
 
@@ -37,15 +38,17 @@ std::vector<std::string> device_names() {
   return names;
 }
 
-std::string runtime_version() {
-  int v = 0;
-  return cudaRuntimeGetVersion(&v) == cudaSuccess ? cuda_version_text(v) : "unknown";
-}
-
-std::string driver_version() {
-  int v = 0;
-  if (cudaDriverGetVersion(&v) != cudaSuccess || v == 0) return "no driver";
-  return cuda_version_text(v);
+CudaStack cuda_stack() {
+  CudaStack stack;
+  // The headers' major is the flavour: a cuda12 build compiles against CUDA
+  // 12's. With a CPU LibTorch, GPUs are never used: a CPU build.
+  stack.flavour = torch_built_with_cuda() ? strprintf("cuda%d", CUDART_VERSION / 1000) : "cpu";
+  // Both work without a usable driver: the driver's is 0 where none is installed.
+  if (cudaDriverGetVersion(&stack.driver) != cudaSuccess) stack.driver = 0;
+  if (cudaRuntimeGetVersion(&stack.runtime) != cudaSuccess) stack.runtime = 0;
+  cudaGetLastError();
+  stack.mapped_files = paths::mapped_files();
+  return stack;
 }
 
 std::string nccl_version() {
@@ -53,6 +56,18 @@ std::string nccl_version() {
   if (ncclGetVersion(&v) != ncclSuccess) return "unknown";
   // NCCL >= 2.9 encodes major*10000 + minor*100 + patch.
   return strprintf("%d.%d.%d", v / 10000, (v % 10000) / 100, v % 100);
+}
+
+// cuDNN is LibTorch's, loaded by it (or not at all): asked through the
+// symbol the process already has, so this build links no cuDNN of its own.
+std::string cudnn_version() {
+  using GetVersion = size_t (*)();
+  auto get = reinterpret_cast<GetVersion>(dlsym(RTLD_DEFAULT, "cudnnGetVersion"));
+  if (get == nullptr) return "not loaded";
+  const size_t v = get();
+  // cuDNN 9 encodes major*10000 + minor*100 + patch; cuDNN 8 major*1000 + minor*100 + patch.
+  return v >= 90000 ? strprintf("%zu.%zu.%zu", v / 10000, (v % 10000) / 100, v % 100)
+                    : strprintf("%zu.%zu.%zu", v / 1000, (v % 1000) / 100, v % 100);
 }
 
 std::string pci_bus_id(int index) {

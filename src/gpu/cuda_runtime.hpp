@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "gpu/cuda_stack.hpp"
+
 namespace cifar::gpu {
 
 // True when this build has the CUDA runtime and NCCL compiled in.
@@ -15,9 +17,11 @@ bool compiled();
 // (no driver, no device, CUDA_VISIBLE_DEVICES empty, or not compiled).
 int device_count(std::string* why_none = nullptr);
 std::vector<std::string> device_names();
-std::string runtime_version();  // "13.0" or "not compiled"
-std::string driver_version();   // "13.0", "no driver" or "not compiled"
-std::string nccl_version();     // "2.28.3" or "not compiled"
+// The CUDA stack of this process, for check_cuda_stack: the build's flavour,
+// the driver's and the loaded runtime's CUDA versions, the files mapped.
+CudaStack cuda_stack();
+std::string nccl_version();   // "2.28.3" or "not compiled"
+std::string cudnn_version();  // "9.10.2", "not loaded" or "not compiled"
 // The PCI bus id of device `index` ("0000:3B:00.0"), for its NUMA node in
 // sysfs; "" when unknown or not compiled.
 std::string pci_bus_id(int index);

@@ -3,6 +3,7 @@
 #include "gpu/cuda_runtime.hpp"
 
 #include "util/error.hpp"
+#include "util/paths.hpp"
 
 namespace cifar::gpu {
 
@@ -12,9 +13,9 @@ int device_count(std::string* why_none) {
   return 0;
 }
 std::vector<std::string> device_names() { return {}; }
-std::string runtime_version() { return "not compiled"; }
-std::string driver_version() { return "not compiled"; }
+CudaStack cuda_stack() { return CudaStack{"cpu", 0, 0, paths::mapped_files()}; }
 std::string nccl_version() { return "not compiled"; }
+std::string cudnn_version() { return "not compiled"; }
 std::string pci_bus_id(int) { return ""; }
 void set_device(int) { throw Error("CUDA support was not compiled into this build; use --backend mpi --device cpu"); }
 

@@ -6,7 +6,9 @@
 
 namespace cifar {
 void* torch_compute_stream(int device_index);
-bool torch_has_cuda();
+bool torch_has_cuda();  // built with CUDA and a device usable now
+// Built against a CUDA LibTorch, whether or not this node's driver runs it.
+bool torch_built_with_cuda();
 // Waits for the work queued on LibTorch's current stream of the device (not
 // for other streams: NCCL's work on its own stream goes on). Nothing without
 // CUDA.

@@ -5,6 +5,7 @@
 namespace cifar {
 void* torch_compute_stream(int) { return nullptr; }
 bool torch_has_cuda() { return false; }
+bool torch_built_with_cuda() { return false; }
 void synchronize_compute_stream(int) {}
 bool set_cuda_sync_errors(bool) { return false; }
 }  // namespace cifar

@@ -10,6 +10,7 @@ void* torch_compute_stream(int device_index) {
   return c10::cuda::getCurrentCUDAStream(static_cast<c10::DeviceIndex>(device_index)).stream();
 }
 bool torch_has_cuda() { return torch::cuda::is_available(); }
+bool torch_built_with_cuda() { return true; }
 void synchronize_compute_stream(int device_index) {
   c10::cuda::getCurrentCUDAStream(static_cast<c10::DeviceIndex>(device_index)).synchronize();
 }

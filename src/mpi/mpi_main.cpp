@@ -15,13 +15,16 @@ int run_mpi_main(int argc, char** argv, const std::function<int(MpiEnvironment&,
     return body(*env, argc, argv);
   } catch (const AgreedFailure& e) {
     return e.exit_code();  // reported once by the lowest failing rank; every rank exits cleanly
-  } catch (const Error& e) {
-    log::error(e.what());
-    MpiEnvironment::abort_job(e.exit_code());
   } catch (const std::exception& e) {
-    log::error(std::string("unexpected failure: ") + e.what());
-    MpiEnvironment::abort_job(kExitFailure);
+    end_job_for(e, "");
   }
+}
+
+void end_job_for(const std::exception& failure, const std::string& context) {
+  const auto* error = dynamic_cast<const Error*>(&failure);
+  const std::string cause = error ? failure.what() : std::string("unexpected failure: ") + failure.what();
+  log::error(context.empty() ? cause : context + ": " + cause);
+  MpiEnvironment::abort_job(error ? error->exit_code() : kExitFailure);
 }
 
 }  // namespace cifar

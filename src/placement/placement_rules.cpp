@@ -11,6 +11,7 @@
 
 #include <boost/algorithm/string/join.hpp>
 
+#include "gpu/gpu_binding.hpp"
 #include "util/error.hpp"
 #include "util/log.hpp"
 
@@ -18,6 +19,7 @@ namespace cifar {
 namespace {
 
 using Warnings = std::vector<PlacementWarning>;
+using Node = std::vector<const RankTopology*>;  // the ranks of one host, in rank order
 
 void warn(Warnings& out, const RankTopology& t, std::string problem, std::string fix) {
   out.push_back(PlacementWarning{t.host, {t.rank}, std::move(problem), std::move(fix)});
@@ -49,10 +51,15 @@ std::string binding_fix(const RankTopology& t, int cores) {
 // ---- GPUs ----------------------------------------------------------------------
 
 // Each rank takes cuda:<local rank>, so it must see as many of the node's GPUs
-// as there are ranks on the node. Slurm's per-task GPU options
-// (--gpus-per-task, --gpu-bind) hide the others through CUDA_VISIBLE_DEVICES.
-void check_gpu_visibility(const RankTopology& t, Warnings& out) {
+// as there are ranks on the node, unless each rank sees one GPU of its own
+// (per-task binding: Slurm's --gpus-per-task=1 or --gpu-bind=single:1), which
+// it takes as its cuda:0. Other per-task options hide GPUs through
+// CUDA_VISIBLE_DEVICES and leave ranks without one.
+void check_gpu_visibility(const Node& node, const RankTopology& t, Warnings& out) {
   if (!t.wants_gpu || t.node_gpus <= t.visible_gpus || t.visible_gpus >= t.local_size) return;
+  std::vector<std::string> single_gpus;
+  for (const RankTopology* r : node) single_gpus.push_back(r->single_gpu);
+  if (static_cast<int>(node.size()) == t.local_size && gpu::one_gpu_per_rank(single_gpus)) return;
   const bool slurm = t.launcher == Launcher::Srun || !t.slurm_gpus_per_task.empty();
   // Without the value of CUDA_VISIBLE_DEVICES, which differs per rank: the
   // ranks of a node then share one warning.
@@ -65,8 +72,8 @@ void check_gpu_visibility(const RankTopology& t, Warnings& out) {
       t.visible_gpus, t.node_gpus, why.empty() ? "" : (" (" + why + ")").c_str(), t.local_size);
   std::string fix = slurm
                         ? strprintf(
-                              "request GPUs per node, not per task: srun --gpus-per-node=%d --ntasks-per-node=%d "
-                              "--gpu-bind=none instead of --gpus-per-task (per-task GPU binding hides the other GPUs), "
+                              "request GPUs per node: srun --gpus-per-node=%d --ntasks-per-node=%d --gpu-bind=none "
+                              "instead of --gpus-per-task, or exactly one GPU of its own per task (--gpus-per-task=1), "
                               "and keep each rank near its GPU with --cpu-bind=cores",
                               t.node_gpus, t.local_size)
                         : strprintf(
@@ -225,8 +232,6 @@ void check_ib_hca(const RankTopology& t, Warnings& out) {
 
 // ---- per node -------------------------------------------------------------------------
 
-using Node = std::vector<const RankTopology*>;
-
 // Threads beyond the rank's share of its cores (ranks bound to identical cores
 // split them) wait for each other at every parallel region.
 void check_threads(const Node& node, const RankTopology& t, Warnings& out) {
@@ -363,7 +368,7 @@ std::vector<PlacementWarning> check_placement(const std::vector<RankTopology>& r
     check_shared_cores(node, all);
     check_unbound(node, all);
     for (const RankTopology* t : node) {
-      check_gpu_visibility(*t, all);
+      check_gpu_visibility(node, *t, all);
       check_gpu_numa(*t, all);
       check_threads(node, *t, all);
       check_srun_cpus(*t, all);
@@ -433,6 +438,7 @@ void visit_fields(T& t, Visitor&& v) {
   v("omp_num_threads", t.omp_num_threads);
   v("wants_gpu", t.wants_gpu);
   v("visible_gpus", t.visible_gpus);
+  v("single_gpu", t.single_gpu);
   v("node_gpus", t.node_gpus);
   v("gpu", t.gpu);
   v("gpu_numa", t.gpu_numa);

@@ -36,6 +36,7 @@ struct RankTopology {
   // GPUs.
   bool wants_gpu = false;  // --device is auto or cuda
   int visible_gpus = 0;    // CUDA devices this rank sees
+  std::string single_gpu;  // the PCI bus id of the one GPU it sees; "" when it sees none or several
   int node_gpus = 0;       // GPUs the node has for the job
   int gpu = -1;            // the device this rank computes on; -1: CPU
   int gpu_numa = -1;       // that GPU's NUMA node; -1: unknown

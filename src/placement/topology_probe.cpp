@@ -115,6 +115,7 @@ RankTopology probe_rank_topology(const World& world, DeviceRequest device, int g
   t.omp_num_threads = env_count("OMP_NUM_THREADS");
   t.wants_gpu = device != DeviceRequest::Cpu;
   t.visible_gpus = gpu::device_count();
+  if (t.visible_gpus == 1) t.single_gpu = gpu::pci_bus_id(0);
   // The job's GPUs on this node: Slurm says how many it allocated; elsewhere
   // the driver's count is what the node has.
   t.node_gpus = env_count("SLURM_GPUS_ON_NODE");

@@ -7,6 +7,8 @@
 
 #include "comm/agreement.hpp"
 #include "comm/mpi_communicator.hpp"
+#include "gpu/cuda_stack.hpp"
+#include "mpi/mpi_main.hpp"
 #include "optim/optimizer.hpp"
 #include "outputs/model_file.hpp"
 #include "outputs/owner_records.hpp"
@@ -42,6 +44,11 @@ Trainer::Trainer(const MpiEnvironment& env, const RunConfig& config)
       summary_(config.training.target_accuracy) {
   setup_start_ = Clock::now();
   last_eval_.accuracy = -1;  // no evaluation yet
+  end_job_on_failure([&] { set_up(env); }, [this] { return where(); });
+  started_ = true;
+}
+
+void Trainer::set_up(const MpiEnvironment& env) {
   trace_ = std::make_unique<SampleTrace>(world_.rank);
   check_placement_and_outputs(env);
   configure_process(config_.runtime, world_, placement_.device.is_cuda());  // preemption handlers: main()
@@ -55,10 +62,18 @@ Trainer::Trainer(const MpiEnvironment& env, const RunConfig& config)
 
 Trainer::~Trainer() = default;
 
-// Placement and outputs are decided before any data is read.
+// Placement and outputs are decided before any data is read; the CUDA stack
+// before the placement, which would only find no GPU on too old a driver.
+// The stack (with the test-only fault injection's variable) has its own
+// agreement: the placement's first step is collective, and a rank that threw
+// before it would leave the others waiting there.
 void Trainer::check_placement_and_outputs(const MpiEnvironment& env) {
   agree_on_startup(env.comm(), [&] {
-    placement_ = place_rank(world_, config_.comm.backend, config_.runtime.device);
+    gpu::require_usable_cuda_stack(config_.runtime.device != DeviceRequest::Cpu);
+    faults_ = FaultInjector(world_.rank);
+  });
+  agree_on_startup(env.comm(), [&] {
+    placement_ = place_rank(env.comm(), world_, config_.comm.backend, config_.runtime.device);
     check_device_settings(config_, placement_);
     if (world_.rank == 0) outputs_.emplace(config_);
   });
@@ -155,6 +170,15 @@ void Trainer::announce() const {
 // ---- The run --------------------------------------------------------------
 
 int Trainer::train() {
+  return end_job_on_failure([this] { return run(); }, [this] { return where(); });
+}
+
+std::string Trainer::where() const {
+  if (!started_) return "failed during start-up";
+  return strprintf("failed in epoch %d at optimiser step %ld", position_.epoch, position_.step);
+}
+
+int Trainer::run() {
   if (already_finished()) return report_already_finished();
   announce();
   if (config_.checkpoint.enabled() && preempted_during_startup(*control_, position_.step > 0)) return kExitPreempted;
@@ -210,6 +234,7 @@ bool Trainer::train_epoch() {
 // --accumulate batches) also the averaged gradients and the update.
 torch::Tensor Trainer::train_step(const Batch& batch, bool ends_step) {
   if (plan_.starts_step(position_.batch_in_epoch)) {
+    faults_.at_step(position_.step);
     optimizer_->zero_grad();
     optimizer_->set_learning_rate(learning_rate(schedule_, position_.step),
                                   StepPoint{position_.epoch, position_.step, plan_.steps_per_epoch}, schedule_.peak_lr);

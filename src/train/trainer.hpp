@@ -40,6 +40,7 @@
 #include "optim/optimizer.hpp"
 #include "optim/schedule.hpp"
 #include "outputs/run_outputs.hpp"
+#include "process/fault_injection.hpp"
 #include "report/metrics.hpp"
 #include "report/profile.hpp"
 #include "report/progress.hpp"
@@ -55,8 +56,11 @@ namespace cifar {
 
 class Trainer {
  public:
-  // Collective. Start-up failures (configuration, placement, data, outputs,
-  // a checkpoint that does not fit) stop every rank with one message.
+  // Collective. Start-up failures (configuration, the CUDA stack, placement,
+  // data, outputs, a checkpoint that does not fit) stop every rank with one
+  // message. A failure of this rank alone, here or in train(), ends the job
+  // before anything is torn down (mpi/mpi_main.hpp's end_job_on_failure),
+  // with the epoch and step it happened at.
   Trainer(const MpiEnvironment& env, const RunConfig& config);
   ~Trainer();
   Trainer(const Trainer&) = delete;
@@ -64,8 +68,8 @@ class Trainer {
 
   // Collective. Returns kExitOk (also for a run whose checkpoint is already
   // its end: it says so and trains nothing), or kExitPreempted after a
-  // checkpoint on SIGTERM/SIGUSR1. Throws on failure (run_mpi_main reports
-  // it); a diverged run (--on-nonfinite stop) ends every rank with exit code 5.
+  // checkpoint on SIGTERM/SIGUSR1. A diverged run (--on-nonfinite stop)
+  // ends every rank with exit code 5 (AgreedFailure).
   int train();
 
  private:
@@ -81,6 +85,7 @@ class Trainer {
   };
 
   // Set-up, in the constructor's order.
+  void set_up(const MpiEnvironment& env);
   void check_placement_and_outputs(const MpiEnvironment& env);
   void load_data(const MpiEnvironment& env);
   void build_model();
@@ -98,7 +103,9 @@ class Trainer {
   void report_unreached_target() const;
 
   // The run.
-  bool train_epoch();  // false when preempted (the checkpoint is written)
+  int run();
+  std::string where() const;  // "in epoch 2 at optimiser step 57", for a failure's report
+  bool train_epoch();         // false when preempted (the checkpoint is written)
   torch::Tensor train_step(const Batch& batch, bool ends_step);
   torch::Tensor forward_loss(const Batch& batch);
   void apply_update();
@@ -145,6 +152,8 @@ class Trainer {
 
   TrainingPosition position_;           // epoch, batches done in it, optimiser steps done (and the epoch's order)
   std::unique_ptr<SampleTrace> trace_;  // test-only (CIFAR_MPI_TEST_SAMPLE_TRACE)
+  FaultInjector faults_;                // test-only (CIFAR_FAULT_INJECT)
+  bool started_ = false;                // set-up done: where() names the step
   EpochState epoch_;
   Evaluation last_eval_;  // its accuracy -1 until the run's first evaluation (RESULT: "none")
   RunSummary summary_;    // time, images and a --target-accuracy over all the run's segments

@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <memory>
 
 #include "util/error.hpp"
@@ -52,6 +53,19 @@ std::string executable() {
   const ssize_t n = ::readlink("/proc/self/exe", buffer.data(), buffer.size());
   if (n <= 0 || static_cast<size_t>(n) >= buffer.size()) return "";
   return std::string(buffer.data(), static_cast<size_t>(n));
+}
+
+std::vector<std::string> mapped_files(const std::string& maps) {
+  std::vector<std::string> files;
+  std::ifstream in(maps);
+  std::string line;
+  while (std::getline(in, line)) {
+    const auto slash = line.find('/');  // anonymous and [heap]-like mappings have no path
+    if (slash == std::string::npos) continue;
+    std::string path = line.substr(slash);
+    if (std::find(files.begin(), files.end(), path) == files.end()) files.push_back(std::move(path));
+  }
+  return files;
 }
 
 namespace {

@@ -28,6 +28,11 @@ std::string absolute(const std::string& path);
 // so that one file spelled two ways is one; absolute(path) when it is missing.
 std::string resolved(const std::string& path);
 
+// Every file mapped into this process (the paths in /proc/self/maps, each
+// once, in the order first mapped): the shared objects actually loaded,
+// whichever search path found them. Empty where /proc is unreadable.
+std::vector<std::string> mapped_files(const std::string& maps = "/proc/self/maps");
+
 // The running program's own file (/proc/self/exe, links resolved), for what
 // is installed next to it; "" when the kernel does not say.
 std::string executable();

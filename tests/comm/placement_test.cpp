@@ -64,6 +64,39 @@ TEST(Placement, MpiMayShareGpus) {
   EXPECT_EQ(p.device, torch::Device(torch::kCUDA, 0));
 }
 
+// Per-task GPU binding (srun --gpus-per-task=1, --gpu-bind=single:1): each
+// rank sees one GPU; the node's ranks compare their PCI bus ids.
+TEST(Placement, PerTaskGpuBindingKnownAnswers) {
+  struct Row {
+    const char* name;
+    std::string backend;
+    int visible;
+    std::vector<std::string> node_single_gpus;  // by local rank
+    int expected_gpu;                           // on local rank 3 of 4; -1: refused
+  };
+  const std::vector<std::string> own = {"00000000:18:00.0", "00000000:2A:00.0", "00000000:3A:00.0", "00000000:5D:00.0"};
+  const std::vector<Row> rows = {
+      {"nccl, one GPU of its own each: cuda:0", "nccl", 1, own, 0},
+      {"auto, one GPU of its own each: nccl on cuda:0", "auto", 1, own, 0},
+      {"mpi, one GPU of its own each: cuda:0", "mpi", 1, own, 0},
+      {"nccl, two ranks see the same GPU", "nccl", 1, {own[0], own[1], own[2], own[2]}, -1},
+      {"nccl, a rank's GPU unknown", "nccl", 1, {own[0], own[1], own[2], ""}, -1},
+      {"nccl, not gathered", "nccl", 1, {}, -1},
+      {"nccl, every rank sees the node's 4 GPUs", "nccl", 4, {"", "", "", ""}, 3},
+  };
+  for (const Row& row : rows) {
+    Machine m = gpus(row.visible);
+    m.node_single_gpus = row.node_single_gpus;
+    if (row.expected_gpu < 0) {
+      EXPECT_THROW(choose_placement(node_of(3, 4), row.backend, DeviceRequest::Auto, m), ConfigError) << row.name;
+      continue;
+    }
+    const Placement p = choose_placement(node_of(3, 4), row.backend, DeviceRequest::Auto, m);
+    EXPECT_EQ(p.device, torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(row.expected_gpu))) << row.name;
+    EXPECT_EQ(p.backend, row.backend == "mpi" ? "mpi" : "nccl") << row.name;
+  }
+}
+
 TEST(Placement, NcclNotCompiled) {
   Machine m = gpus(8);
   m.nccl_compiled = false;

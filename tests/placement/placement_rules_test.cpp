@@ -4,6 +4,7 @@
 
 #include "placement/placement_rules.hpp"
 #include "util/error.hpp"
+#include "util/log.hpp"
 
 namespace cifar {
 namespace {
@@ -91,6 +92,25 @@ TEST(PlacementChecks, GpusHiddenByGpusPerTask) {
   EXPECT_TRUE(contains(warnings[0].problem, "srun --gpus-per-task=1")) << warnings[0].problem;
   EXPECT_TRUE(contains(warnings[0].fix, "srun --gpus-per-node=8 --ntasks-per-node=8")) << warnings[0].fix;
   EXPECT_TRUE(contains(warnings[0].fix, "instead of --gpus-per-task")) << warnings[0].fix;
+}
+
+// srun --gpus-per-task=1: one GPU of its own per rank is used (each its
+// cuda:0), not warned about; two ranks given the same GPU still are.
+TEST(PlacementChecks, OneGpuOfItsOwnPerTaskIsNoProblem) {
+  auto node = gpu_node();
+  for (auto& t : node) {
+    t.visible_gpus = 1;
+    t.gpu = 0;
+    t.single_gpu = strprintf("00000000:%02X:00.0", 0x18 + t.rank);
+    t.cuda_visible_devices = std::to_string(t.rank);
+    t.slurm_gpus_per_task = "1";
+    t.gpu_numa = -1;
+  }
+  EXPECT_EQ(all_text(check_placement(node)), "");
+  node[5].single_gpu = node[4].single_gpu;
+  const auto warnings = check_placement(node);
+  ASSERT_EQ(warnings.size(), 1u) << all_text(warnings);
+  EXPECT_TRUE(contains(warnings[0].problem, "sees 1 of the node's 8 GPUs")) << warnings[0].problem;
 }
 
 TEST(PlacementChecks, HiddenGpusOutsideSlurmSuggestUnsettingCudaVisibleDevices) {

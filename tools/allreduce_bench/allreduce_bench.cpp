@@ -91,7 +91,7 @@ int main(int argc, char** argv) {
     if (help) return 0;
     Placement placement;
     agree_on_startup(env->comm(), [&] {
-      placement = place_rank(env->world(), opt.backend, parse_choice<DeviceRequest>("device", opt.device));
+      placement = place_rank(env->comm(), env->world(), opt.backend, parse_choice<DeviceRequest>("device", opt.device));
     });
     auto comm = make_communicator(env->comm(), placement, std::chrono::minutes(5));
     const MPI_Comm raw = duplicate_comm(env->comm());

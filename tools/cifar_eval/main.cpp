@@ -140,7 +140,7 @@ int run(MpiEnvironment& env, int argc, char** argv) {
   }
   Placement placement;
   agree_on_startup(env.comm(), [&] {
-    placement = place_rank(world, "auto", c.device);
+    placement = place_rank(env.comm(), world, "auto", c.device);
     if (world.rank == 0) paths::require_writable_file("json", c.json);
   });
   const int threads = c.threads > 0 ? c.threads : automatic_thread_count(world);

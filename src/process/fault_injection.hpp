@@ -1,0 +1,33 @@
+// FaultInjector: TEST-ONLY. A failure of one rank on demand, for the tests of
+// how a job ends when one rank fails (tests/robustness/rank_fault.sh,
+// docs/dev/faults.md). With the environment variable
+//
+//   CIFAR_FAULT_INJECT=rank=R,step=S[,kind=throw]
+//
+// rank R throws an Error as optimiser step S (0-based) begins, as a failed
+// CUDA or NCCL call, or a GPU out of memory, would on that rank alone.
+// Unset (always, outside the tests) it costs one comparison per step; there
+// is no command-line option on purpose.
+#pragma once
+
+#include <string>
+
+namespace cifar {
+
+class FaultInjector {
+ public:
+  FaultInjector() = default;  // no fault
+  // Reads CIFAR_FAULT_INJECT; throws ConfigError naming the variable when it
+  // is set but malformed.
+  explicit FaultInjector(int rank);
+  // `text` instead of the variable's value.
+  FaultInjector(int rank, const std::string& text);
+  // Throws the injected failure when this rank's fault is at `step`.
+  void at_step(long step) const;
+
+ private:
+  int rank_ = 0;
+  long step_ = -1;  // -1: no fault on this rank
+};
+
+}  // namespace cifar
