@@ -49,6 +49,10 @@ case $1 in
     useradd --create-home --uid 1000 --shell /bin/bash cifar
     mkdir -p /data /runs
     chown cifar:cifar /runs
+    # A login shell (bash -l, as `docker exec -it NAME bash -l` gives) resets
+    # PATH in /etc/profile: the image's programs are put back on it.
+    # shellcheck disable=SC2016  # $PATH is the login shell's, expanded there
+    printf '%s\n' 'export PATH=/opt/cifar_mpi/bin:/opt/torch-venv/bin:$PATH' >/etc/profile.d/cifar_mpi.sh
     printf 'openmpi %s\npmix %s\n' "$(dpkg-query -W -f='${Version}' libopenmpi3 | sed 's/-.*//')" \
       "$(dpkg-query -W -f='${Version}' libpmix2 | sed 's/-.*//')" >/opt/cifar_mpi/share/cifar_mpi/image-mpi.txt
     ;;

@@ -4,7 +4,8 @@
 # has none: on a new machine, from nothing) and exports it as a docker
 # archive and a Charliecloud directory. Checks what the image must be: its
 # programs find every library, it runs as a non-root user, it has no
-# compiler, the archive is one that `docker load`/`enroot import` read.
+# compiler, a login shell finds its programs, the archive is one that
+# `docker load` reads.
 # shellcheck source=tests/containers/lib.sh
 source "$(dirname "$0")/lib.sh"
 
@@ -17,10 +18,13 @@ checks=$(podman run --rm --network none "$IMAGE_TAG" bash -c '
   echo "user $(id -u)"
   for p in /opt/cifar_mpi/bin/cifar_mpi /opt/cifar_mpi/bin/cifar_pack; do ldd "$p" | grep "not found" || true; done
   for c in cc gcc g++ c++ clang cmake make ld; do command -v "$c" || true; done
-  cifar_mpi --help | head -n 1') || fail "podman run $IMAGE_TAG failed"
+  cifar_mpi --help | head -n 1
+  bash -lc "command -v cifar_eval >/dev/null" && echo "login shell finds the programs"') ||
+  fail "podman run $IMAGE_TAG failed"
 echo "$checks"
 grep -q '^user 1000$' <<<"$checks" || fail "the image does not run as its user cifar (uid 1000)"
 ! grep -q 'not found' <<<"$checks" || fail "programs in the image miss libraries"
+grep -q '^login shell finds the programs$' <<<"$checks" || fail "a login shell (bash -l) does not find the programs"
 ! grep -qE '^/' <<<"$checks" || fail "the image holds build tools: $(grep -E '^/' <<<"$checks" | tr '\n' ' ')"
 # (The listing is read whole: `tar | grep -q` fails under pipefail when grep stops early.)
 archive_files=$(tar -tf "$IMAGE_OUT/cifar_mpi-cpu.docker.tar")
