@@ -278,7 +278,6 @@ inject() {  # inject KIND; the run must be training
 # ---- The campaign --------------------------------------------------------
 RANDOM=$seed
 rows=()
-comparisons=()
 campaign_start=$(now)
 for ((run = 1; run <= runs; run++)); do
   run_seed=$((seed + run))
@@ -373,7 +372,6 @@ for ((run = 1; run <= runs; run++)); do
       verdict="SAME (rtol 0)"
     fi
   fi
-  comparisons+=("$verdict")
   unmount
   snapshot "run$run" >"logs/after$run.txt"
   if ! diff "logs/before$run.txt" "logs/after$run.txt" >"logs/foreign$run.diff"; then
@@ -402,7 +400,7 @@ done
   done
   echo
   echo "$runs run(s), $all fault(s), $((${#problems[@]})) problem(s), $(elapsed "$campaign_start") s;" \
-    "$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'), $(nproc) CPU(s)," \
+    "$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'), $(nproc --all) CPU(s)," \
     "AVX-512: $(grep -qm1 avx512f /proc/cpuinfo && echo yes || echo no)"
 } | tee table.md
 if ((${#problems[@]})); then
