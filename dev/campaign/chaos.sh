@@ -16,6 +16,10 @@
 #                       (default build/cpu)
 #     --work DIR        the campaign's folder, emptied first (default DIR/chaos);
 #                       it must be absent, empty, or an earlier campaign's
+#     --lost-host       the even-numbered runs also train across 2 simulated
+#                       hosts (dev/netns: root; the campaign brings them up and
+#                       down, and refuses to start while a cluster is up: the
+#                       multinode tests build the same hosts) and lose one
 #     --elastic-rtol R  relative tolerance for a run whose world size changed
 #                       (default 1e-3, as the test of a restart after a lost
 #                       host: one rank's rounding differs from two ranks',
@@ -34,6 +38,12 @@
 #   resize  SIGTERM or SIGUSR1, then a relaunch on another number of ranks
 #           (1, 2 or 3): the program resumes at the new world size with the
 #           same global batch (even-numbered runs only)
+#   host    (--lost-host) host 1 unplugged from the simulated switch: the
+#           step fails, the launcher's probe leaves the host out and the run
+#           goes on with host 0's rank; the campaign then ends what was left
+#           on host 1, as a dead host's would be, and plugs it back in for
+#           the next relaunch. While the run is on host 0 alone (after a
+#           loss, or on 1 rank) a host fault is a SIGUSR1 instead.
 # Time lost by a fault: from the fault until the resumed run has written a
 # checkpoint past the one it resumed from (a relaunch's start-up included).
 # A run whose world size never changed must end bit for bit equal to its
@@ -44,7 +54,7 @@ set -euo pipefail
 src=$(cd "$(dirname "$0")/../.." && pwd)
 
 usage() { sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "$0"; }
-runs=5 faults=60 seed=1 build=$src/build/cpu work='' elastic_rtol=1e-3
+runs=5 faults=60 seed=1 build=$src/build/cpu work='' elastic_rtol=1e-3 lost_host=0
 while (($#)); do
   case $1 in
     --runs) runs=${2:?--runs needs a number}; shift 2 ;;
@@ -53,6 +63,7 @@ while (($#)); do
     --build) build=${2:?--build needs a folder}; shift 2 ;;
     --work) work=${2:?--work needs a folder}; shift 2 ;;
     --elastic-rtol) elastic_rtol=${2:?--elastic-rtol needs a number}; shift 2 ;;
+    --lost-host) lost_host=1; shift ;;
     -h | --help) usage; exit 0 ;;
     *) echo "chaos.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
@@ -116,6 +127,35 @@ else
   echo "chaos.sh: not root: the full-checkpoint-folder faults are left out (they mount a small tmpfs)"
 fi
 
+# The simulated hosts (--lost-host): the campaign's own cluster of 2, which
+# it kills processes in and takes down at the end; a cluster that is up
+# already is someone else's and is left alone.
+netns_ours=0
+if ((lost_host)); then
+  [[ $(id -u) -eq 0 ]] || fail "--lost-host needs root (network namespaces)"
+  # shellcheck source=dev/netns/netns_common.sh
+  source "$src/dev/netns/netns_common.sh"
+  [[ ! -e $NETNS_STATE_DIR/hosts ]] ||
+    fail "--lost-host: a simulated cluster is up already (the multinode tests'?); dev/netns/netns_down.sh removes it"
+  netns_ours=1
+  bash "$src/dev/netns/netns_up.sh" 2 >logs/netns_up.log 2>&1 || { cat logs/netns_up.log; fail "dev/netns/netns_up.sh 2"; }
+  printf '%s slots=1\n' "$(netns_name 0)" "$(netns_name 1)" >hosts.txt
+  # As tests/multinode/restart_host_loss.sh: mpirun runs as host 0 and
+  # starts host 1's daemon through the launch agent, over the simulated
+  # network; TCP keepalive (2 s idle, 3 probes 1 s apart) sees a partition
+  # in about 5 s.
+  # shellcheck disable=SC2054  # commas separate MCA values, not array elements
+  netns_mpirun_args=(--oversubscribe --mca plm_rsh_agent "$src/dev/netns/netns_agent" --mca plm_rsh_no_tree_spawn 1
+    --mca oob_tcp_if_include "$NETNS_SUBNET" --mca btl self,vader,tcp --mca btl_tcp_if_include "$NETNS_SUBNET"
+    --mca btl_vader_single_copy_mechanism none
+    --mca oob_tcp_keepalive_time 2 --mca oob_tcp_keepalive_intvl 1 --mca oob_tcp_keepalive_probes 3)
+fi
+netns_restore() {
+  ((netns_ours)) || return 0
+  bash "$src/dev/netns/netns_down.sh" >/dev/null 2>&1 || true
+  netns_ours=0
+}
+
 # ---- Files that are not the run's: they must not change -------------------
 # A sentinel folder of foreign files, named as a run's files are (a
 # checkpoint, its owner record, a model, metrics), and another run's folder
@@ -132,7 +172,7 @@ snapshot() {  # snapshot EXCLUDED_RUN_DIR: path, mode, size, mtime and checksum 
 }
 
 # ---- One run: the launcher, its progress, its processes -------------------
-launcher='' run_dir='' marker='' np='' run_log='' mounted='' sizes=''
+launcher='' run_dir='' marker='' np='' run_log='' mounted='' sizes='' across_hosts=0 on_hosts=0
 now() { echo "$EPOCHREALTIME"; }
 elapsed() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
 # The newest checkpoint's step (-1: none yet): the run's progress.
@@ -143,7 +183,17 @@ progress() {
 launch() {  # launch NP: the launcher in the background, resuming the run folder
   np=$1
   [[ " $sizes " == *" $np "* ]] || sizes+="${sizes:+ }$np"
-  CIFAR_RUN_DIR=$run_dir bash "$src/jobs/local_mpirun.sh" -n "$np" -c 1 -- "${run_opts[@]}" >>"$run_log" 2>&1 &
+  if ((across_hosts)); then
+    # One slot a host: rank 0 on host 0, rank 1 on host 1 (a third shares).
+    on_hosts=$((np < 2 ? np : 2))
+    (
+      export CIFAR_RUN_DIR=$run_dir CIFAR_MPIRUN_ARGS="${netns_mpirun_args[*]}" CIFAR_PROBE_TIMEOUT=3
+      netns_exec_as_host 0 bash "$src/jobs/local_mpirun.sh" -n "$np" -c 1 --hostfile "$PWD/hosts.txt" -- "${run_opts[@]}"
+    ) >>"$run_log" 2>&1 &
+  else
+    CIFAR_RUN_DIR=$run_dir bash "$src/jobs/local_mpirun.sh" -n "$np" -c 1 -- "${run_opts[@]}" >>"$run_log" 2>&1 &
+  fi
+  # netns_exec_as_host execs: this is the launcher's own process either way.
   launcher=$!
 }
 # Everything of the run still alive: the launcher, then mpirun and the ranks
@@ -160,7 +210,7 @@ unmount() {
   [[ -z $mounted ]] || umount "$mounted" 2>/dev/null || umount -l "$mounted" || true
   mounted=
 }
-trap 'stop_run; unmount' EXIT
+trap 'stop_run; unmount; netns_restore' EXIT
 
 problems=()
 problem() {  # problem TEXT: a finding, kept for the end (the campaign goes on)
@@ -205,6 +255,7 @@ relaunch_if_ended() {
   return 1
 }
 step_failures() { grep -c 'step failed with exit code' "$run_log" || true; }
+host_dropped() { (($(grep -c 'lost host(s) ' "$run_log" || true) >= $1)) || ! launcher_alive; }
 failures_past() { (($(step_failures) >= $1)) || ! launcher_alive; }
 # full_until FAILURES: keeps the checkpoint folder full (less than a
 # checkpoint's room: the run's rotation frees one after each write) until
@@ -258,9 +309,20 @@ inject() {  # inject KIND; the run must be training
       signal=${signals[RANDOM % 2]}
       np2=$((1 + RANDOM % 3))
       ((np2 != np)) || np2=$((np % 3 + 1))
+      # Across hosts, 2 or 3 ranks: both hosts stay in use, so a host can be lost.
+      ((!across_hosts)) || np2=$((np == 2 ? 3 : 2))
       preempt "$signal" || return 0
       resized=1
       launch "$np2"
+      ;;
+    host)
+      before=$(grep -c 'lost host(s) ' "$run_log" || true)
+      ip -n "$NETNS_SWITCH" link set "$(netns_port 1)" down
+      wait_for 120 "the restart without the unplugged $(netns_name 1)" host_dropped $((before + 1)) || true
+      netns_kill_all_in "$(netns_name 1)"
+      ip -n "$NETNS_SWITCH" link set "$(netns_port 1)" up
+      on_hosts=1 resized=1
+      [[ " $sizes " == *" 1 "* ]] || sizes+=" 1"
       ;;
     disk)
       # Room for less than one checkpoint (2.5 MB), freed after the first
@@ -284,6 +346,11 @@ for ((run = 1; run <= runs; run++)); do
   train_opts "$run_seed"
   run_kinds=("${kinds[@]}")
   ((run % 2)) || run_kinds+=(resize)
+  across_hosts=0
+  if ((lost_host && run % 2 == 0)); then
+    across_hosts=1
+    run_kinds+=(host)
+  fi
 
   # The twin: the same configuration, uninterrupted, on the starting ranks.
   twin_dir=$PWD/twins/run$run
@@ -316,6 +383,7 @@ for ((run = 1; run <= runs; run++)); do
       mapfile -t round < <(printf '%s\n' "${keyed[@]}" | sort -n | cut -d' ' -f2)
     fi
     kind=${round[i % ${#run_kinds[@]}]}
+    [[ $kind != host ]] || ((on_hosts == 2)) || kind=usr1
     # The step it waits for: in the first epoch, then 0-4 steps after the
     # recovery from the fault before. (RANDOM is drawn in this shell only,
     # never in a subshell, which reseeds it: the seed gives the schedule.)
@@ -378,25 +446,26 @@ for ((run = 1; run <= runs; run++)); do
     problem "files outside the run's folder changed: $(head -n 5 "logs/foreign$run.diff" | tr '\n' ' ')"
   fi
   total=0
-  for k in kill9 term usr1 disk resize; do total=$((total + ${count[$k]:-0})); done
-  rows+=("| $run | $run_seed | ${sizes// /, } | $total | ${count[kill9]:-0} | ${count[term]:-0} | ${count[usr1]:-0} | ${count[disk]:-0} | ${count[resize]:-0} | $restarts | $relaunches | $run_time | $verdict |")
+  for k in kill9 term usr1 disk resize host; do total=$((total + ${count[$k]:-0})); done
+  rows+=("| $run | $run_seed | ${sizes// /, } | $total | ${count[kill9]:-0} | ${count[term]:-0} | ${count[usr1]:-0} | ${count[disk]:-0} | ${count[resize]:-0} | ${count[host]:-0} | $restarts | $relaunches | $run_time | $verdict |")
   unset count
 done
 
 # ---- The table -----------------------------------------------------------
 {
-  echo "| run | seed | ranks | faults | kill -9 | SIGTERM | SIGUSR1 | disk full | resize | restarts | relaunches | seconds | final model vs twin |"
-  echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+  echo "| run | seed | ranks | faults | kill -9 | SIGTERM | SIGUSR1 | disk full | resize | lost host | restarts | relaunches | seconds | final model vs twin |"
+  echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
   printf '%s\n' "${rows[@]}"
   echo
   echo "| fault | count | time lost, mean s | time lost, max s |"
   echo "|---|---|---|---|"
   all=0
-  for k in kill9 term usr1 disk resize; do
+  declare -A label=([kill9]="kill -9" [term]=SIGTERM [usr1]=SIGUSR1 [disk]="disk full" [resize]=resize [host]="lost host")
+  for k in kill9 term usr1 disk resize host; do
     n=${fault_count[$k]:-0}
     ((n)) || continue
     all=$((all + n))
-    echo "| $k | $n | $(awk -v s="${fault_lost[$k]}" -v n="$n" 'BEGIN { printf "%.1f", s / n }') | ${fault_max[$k]} |"
+    echo "| ${label[$k]} | $n | $(awk -v s="${fault_lost[$k]}" -v n="$n" 'BEGIN { printf "%.1f", s / n }') | ${fault_max[$k]} |"
   done
   echo
   echo "$runs run(s), $all fault(s), $((${#problems[@]})) problem(s), $(elapsed "$campaign_start") s;" \
