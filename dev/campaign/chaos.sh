@@ -103,8 +103,12 @@ readonly steps_per_epoch=20 start_np=2
 # Each fault comes 0-4 steps after the run has recovered from the one
 # before; the campaign's reaction adds some (a step takes 30-120 ms here):
 # 12 steps a fault, 3 epochs more, so that the run does not finish first.
-epochs=$((3 + faults * 12 / steps_per_epoch))
-total_steps=$((epochs * steps_per_epoch))
+# Across the simulated hosts 20: there a failure takes longer to end the
+# step (a campaign with --lost-host measured 17 steps a fault), and steps go on.
+run_length() {  # run_length STEPS_PER_FAULT: sets epochs and total_steps
+  epochs=$((3 + faults * $1 / steps_per_epoch))
+  total_steps=$((epochs * steps_per_epoch))
+}
 "$build/cifar_pack" --synthetic 240 --test-count 16 --seed 2 --output data.h5 >logs/pack.log 2>&1 ||
   { cat logs/pack.log; fail "cifar_pack"; }
 export CIFAR_BUILD=$build CIFAR_CONFIG='' CIFAR_DATA=$PWD/data.h5
@@ -172,7 +176,7 @@ snapshot() {  # snapshot EXCLUDED_RUN_DIR: path, mode, size, mtime and checksum 
 }
 
 # ---- One run: the launcher, its progress, its processes -------------------
-launcher='' run_dir='' marker='' np='' run_log='' mounted='' sizes='' across_hosts=0 on_hosts=0
+launcher='' run_dir='' marker='' np='' run_log='' mounted='' sizes='' across_hosts=0 on_hosts=0 ranks_now=0
 now() { echo "$EPOCHREALTIME"; }
 elapsed() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
 # The newest checkpoint's step (-1: none yet): the run's progress.
@@ -181,7 +185,7 @@ progress() {
     sed -n 's/^ckpt-e[0-9]*-s0*\([0-9][0-9]*\)\.pt$/\1/p' | sort -n | tail -n 1 | grep . || echo -1
 }
 launch() {  # launch NP: the launcher in the background, resuming the run folder
-  np=$1
+  np=$1 ranks_now=$1
   [[ " $sizes " == *" $np "* ]] || sizes+="${sizes:+ }$np"
   if ((across_hosts)); then
     # One slot a host: rank 0 on host 0, rank 1 on host 1 (a third shares).
@@ -225,7 +229,9 @@ wait_for() {
   start=$SECONDS
   until "$@"; do
     if ((SECONDS - start > deadline)); then
-      problem "HANG: $what not within ${deadline} s (log: $run_log)"
+      # The checkpoint folder as it was (a tmpfs: gone at the run's end).
+      ls -la "$run_dir/checkpoints" >"${run_log%.log}.checkpoints.txt" 2>&1 || true
+      problem "HANG: $what not within ${deadline} s (log: $run_log; checkpoint folder: ${run_log%.log}.checkpoints.txt)"
       stop_run
       return 1
     fi
@@ -249,7 +255,10 @@ relaunch_if_ended() {
   case $status in
     3) relaunches=$((relaunches + 1)); launch "$np"; return 0 ;;
     0) ;;
-    *) problem "the launcher exited $status ($(tail -n 3 "$run_log" | tr '\n' ' '))" ;;
+    *)
+      ls -la "$run_dir/checkpoints" >"${run_log%.log}.checkpoints.txt" 2>&1 || true
+      problem "the launcher exited $status ($(tail -n 3 "$run_log" | tr '\n' ' ')); checkpoint folder: ${run_log%.log}.checkpoints.txt"
+      ;;
   esac
   ended=1
   return 1
@@ -282,16 +291,16 @@ preempt() {  # preempt SIGNAL: the launcher stops with exit 3; returns 1 when th
   ended=1
   return 1
 }
-inject() {  # inject KIND; the run must be training
+inject() {  # inject KIND; the run must be training. Returns 1 when the run ended first (no fault)
   local kind=$1 rank pid before np2
   case $kind in
     kill9)
-      rank=$((RANDOM % np))
+      rank=$((RANDOM % ranks_now))
       pid=
       for _ in $(seq 200); do
         pid=$(rank_pid_of "$marker" "$rank")
         [[ -z $pid ]] || break
-        launcher_alive || return 0
+        launcher_alive || return 1
         sleep 0.05
       done
       [[ -n $pid ]] || { problem "rank $rank not found for kill -9"; return 0; }
@@ -321,7 +330,8 @@ inject() {  # inject KIND; the run must be training
       wait_for 120 "the restart without the unplugged $(netns_name 1)" host_dropped $((before + 1)) || true
       netns_kill_all_in "$(netns_name 1)"
       ip -n "$NETNS_SWITCH" link set "$(netns_port 1)" up
-      on_hosts=1 resized=1
+      # The restart runs host 0's one slot: 1 rank until the next launch.
+      on_hosts=1 resized=1 ranks_now=1
       [[ " $sizes " == *" 1 "* ]] || sizes+=" 1"
       ;;
     disk)
@@ -343,14 +353,16 @@ rows=()
 campaign_start=$(now)
 for ((run = 1; run <= runs; run++)); do
   run_seed=$((seed + run))
-  train_opts "$run_seed"
   run_kinds=("${kinds[@]}")
   ((run % 2)) || run_kinds+=(resize)
   across_hosts=0
+  run_length 12
   if ((lost_host && run % 2 == 0)); then
     across_hosts=1
     run_kinds+=(host)
+    run_length 20
   fi
+  train_opts "$run_seed"
 
   # The twin: the same configuration, uninterrupted, on the starting ranks.
   twin_dir=$PWD/twins/run$run
@@ -398,7 +410,10 @@ for ((run = 1; run <= runs; run++)); do
     sleep "0.$(printf '%03d' "$delay")"  # anywhere in the step, its checkpoint write included
     hit=$(progress)
     t0=$(now)
-    inject "$kind"
+    if ! inject "$kind"; then
+      echo "run $run: ended before fault $((i + 1)) ($kind) was made: $i fault(s) in this run"
+      break
+    fi
     # Recovered: a checkpoint past the newest one when the fault has done
     # its work (the step the resumed run starts from), or the run's end.
     at=$(progress)
