@@ -234,6 +234,10 @@ void Checkpointer::save(const TrainingPosition& position, double loss_sum, doubl
     }
     // A folder that cannot be made is reported by the write below, with the file's name.
     paths::create_directories(config_.dir);
+    // A job killed between an earlier write and its pruning left one
+    // checkpoint too many: pruned first, so that a folder with room for
+    // --keep-checkpoints + 1 files always takes the next one.
+    prune_checkpoints(config_.dir, config_.keep, run_id_);
     const auto bytes = encode_checkpoint(capture_checkpoint(run_, position, loss_sum, loss_count, state_));
     // The record first: a checkpoint under its final name is always proven
     // this run's (a crash in between leaves a record without its file).
