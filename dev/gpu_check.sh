@@ -24,7 +24,7 @@
 # The dry run (--dry-run or GPU_DRY_RUN=1) runs the same steps on this
 # machine's CPU with the cpu preset's programs (build/cpu), the MPI backend
 # and --device cpu: every path a CPU can run really runs, the rest is SKIP
-# (needs a GPU). CI runs `dev/gpu_check.sh prove --dry-run` as a test, so the
+# (needs a GPU). CI runs the prove pass as a dry run (ctest gpu_check.dry_run), so the
 # script itself is tested before a device is lent.
 #
 # Usage, from the repository root:
@@ -324,10 +324,14 @@ step_test_gpu() {
 gtest_row() {
   local case=$1 log=$OUT/test_gpu.log
   [[ -f $log ]] || { echo "error: test_gpu has not run (the prove pass runs it first)"; return 1; }
-  if grep -qF "[       OK ] $case" "$log"; then figure "$case passed (test_gpu.log)"; return 0; fi
+  # A failure first: the case runs at np 1 and np 2 in gpu_test, and may pass in one only.
+  if ! grep -qF "[  FAILED  ] $case" "$log" && grep -qF "[       OK ] $case" "$log"; then
+    figure "$case passed (test_gpu.log)"
+    return 0
+  fi
   # The case's lines, from its start to its result, without ctest's prefixes.
   sed -n "/\[ RUN      \] $case\$/,/\] $case (/p" "$log" | sed -E 's/^[0-9]+: //'
-  if grep -qF "[  SKIPPED ] $case" "$log"; then
+  if ! grep -qF "[  FAILED  ] $case" "$log" && grep -qF "[  SKIPPED ] $case" "$log"; then
     local why
     why=$(sed -n "/\[ RUN      \] $case\$/,/SKIPPED/p" "$log" | grep -A1 -m1 ': Skipped$' | tail -n1 | sed -E 's/^[0-9]+: //')
     if dry; then skip "needs a GPU"; fi
