@@ -157,7 +157,7 @@ TEST(MuonOnGpu, Bf16NewtonSchulzMatchesFp32) {
     const torch::Tensor diff = bf16.to(torch::kFloat32) - fp32;
     EXPECT_LT((diff.norm() / fp32.norm()).item<double>(), 0.03) << shape[1] << "x" << shape[2];
     const torch::Tensor on_cpu = newton_schulz(x.cpu());
-    EXPECT_LT(((fp32.cpu() - on_cpu).norm() / on_cpu.norm()).item<double>(), 1e-4) << shape[1] << "x" << shape[2];
+    EXPECT_LT(((fp32.cpu() - on_cpu).norm() / on_cpu.norm()).item<double>(), 1e-3) << shape[1] << "x" << shape[2];
   }
 }
 
