@@ -1,14 +1,19 @@
 #!/usr/bin/env bash
 # dev/gpu_check.sh — owns the proof run of cifar_mpi on a GPU machine that
-# has no network: unpack the carried Debian dependencies (dev/gpu_deps.sh),
-# build the `cuda` preset against the machine's pip LibTorch and NCCL, run the
-# GPU tests (the sync-debug test of the step among them), check a graphed run
-# against an eager one and a resumed run against a straight one, time
-# cifar_mpi eager and graphed against PyTorch eager and torch.compile for the
-# convnet and resnet18 in fp32 and bf16, profile one GPU for the scaling
-# model, run the CPU suites against this LibTorch, judge the placement with
-# --check-env, train with NCCL (np 1) and with MPI on the GPU (np 2), and time
-# the speed recipes (speed94, speed94_muon) against the airbench94 and Hiverge peers.
+# has no network, in two calls of one device machine each:
+#
+#   prove    (the default) unpack the carried Debian dependencies
+#            (dev/gpu_deps.sh), build the `cuda` preset's programs and GPU
+#            tests against the machine's pip LibTorch and NCCL, run the GPU
+#            tests under short per-test timeouts, then a matrix of tiny
+#            training runs that reaches every GPU path once; one table,
+#            each path PASS, FAIL (with its log's first error line) or SKIP.
+#            Sized for 5 minutes of one H200, the build included.
+#   measure  the benchmarks: cifar_mpi eager and graphed against PyTorch
+#            eager and torch.compile for the convnet and resnet18 in fp32 and
+#            bf16, the profile for the scaling model, the speed recipes
+#            against the airbench94 and Hiverge peers; then exact resume,
+#            --check-env's placement and the CPU suites against this LibTorch.
 #
 # Every step logs to $OUT/<step>.log under its own timeout; a failing step
 # does not stop the others; $OUT/summary.md (rewritten after every step) has
@@ -16,23 +21,50 @@
 # later is reported SKIP. At the end the logs go into one archive
 # (GPU_ARCHIVE).
 #
+# The dry run (--dry-run or GPU_DRY_RUN=1) runs the same steps on this
+# machine's CPU with the cpu preset's programs (build/cpu), the MPI backend
+# and --device cpu: every path a CPU can run really runs, the rest is SKIP
+# (needs a GPU). CI runs the prove pass as a dry run (ctest gpu_check.dry_run), so the
+# script itself is tested before a device is lent.
+#
 # Usage, from the repository root:
-#   OUT=/some/dir bash dev/gpu_check.sh            # every step
-#   OUT=/some/dir bash dev/gpu_check.sh build test_gpu   # chosen steps, in order
-# Needs, carried next to the working tree: .debs (dev/gpu_deps.sh download)
-# and .gpu/ddp_recipe.py (a copy of the PyTorch DDP recipe); .gpu/cifar-10-batches-bin
-# is optional (synthetic binary-layout data is made when it is absent).
+#   OUT=/some/dir bash dev/gpu_check.sh prove          # the first device call
+#   OUT=/some/dir bash dev/gpu_check.sh measure        # the second
+#   OUT=/some/dir bash dev/gpu_check.sh build test_gpu # chosen steps, in order
+#   OUT=/some/dir bash dev/gpu_check.sh prove --dry-run  # on a CPU machine
+# Needs, carried next to the working tree: .debs (dev/gpu_deps.sh download);
+# for measure also .gpu/ddp_recipe.py (a copy of the PyTorch DDP recipe) and
+# the peers; .gpu/cifar-10-batches-bin is optional (synthetic binary-layout
+# data is made when it is absent).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 readonly repo=$PWD
 
+# ---- the call: prove, measure or named steps; the dry run -------------------
+: "${GPU_DRY_RUN:=0}"
+args=()
+for arg in "$@"; do
+  if [[ $arg == --dry-run ]]; then GPU_DRY_RUN=1; else args+=("$arg"); fi
+done
+set -- "${args[@]}"
+if [[ ${1:-} == __step ]]; then :
+elif [[ $# == 0 || $1 == prove ]]; then GPU_MODE=prove
+elif [[ $1 == measure ]]; then GPU_MODE=measure
+else GPU_MODE=steps; fi
+: "${GPU_MODE:=steps}"
+export GPU_MODE GPU_DRY_RUN
+
 # ---- settings (environment) -------------------------------------------------
+# The prove call's deadline is 5 minutes of device time, the build included
+# (its budget per step: docs/dev/gpu_check.md); the others keep 8 minutes.
+if [[ $GPU_MODE == prove ]]; then : "${GPU_DEADLINE_S:=300}"; else : "${GPU_DEADLINE_S:=480}"; fi
 : "${OUT:=$repo/build/gpu-check}"
-: "${GPU_DEADLINE_S:=480}"                 # whole run (8 min); keep under the device call's limit
 : "${GPU_DEBS:=.debs}"                     # from dev/gpu_deps.sh download
 : "${GPU_PREFIX:=/tmp/cifar-gpudeps}"      # where the .debs are unpacked
 : "${GPU_WORK:=/tmp/cifar-gpu-work}"       # data files, models, scratch
-: "${GPU_BUILD:=build/cuda}"               # the `cuda` preset's binary dir
+# The `cuda` preset's binary dir (the dry run: the cpu preset's); relative to
+# the repository root, or absolute.
+if [[ $GPU_DRY_RUN == 1 ]]; then : "${GPU_BUILD:=build/cpu}"; else : "${GPU_BUILD:=build/cuda}"; fi
 : "${GPU_JOBS:=$(nproc)}"
 # What the build step compiles: the programs and the GPU tests first (the
 # device time is short); test_cpu builds the rest when it runs.
@@ -44,34 +76,78 @@ readonly repo=$PWD
 : "${GPU_HIVERGE:=.gpu/hiverge}"           # a copy of hiverge/cifar10-speedrun (cifar10_speedrun.py)
 : "${GPU_SPEED_RUNS:=3}"                   # runs of each side in bench_speed94_*
 : "${GPU_BIN_DATA:=.gpu/cifar-10-batches-bin}"  # binary-layout data for the Python peers
-: "${GPU_IMAGES:=20000}"                   # training images in the synthetic data sets
+# Images in the synthetic data sets: enough for the benchmarks' epochs; the
+# prove pass's runs take a few steps of a small file (a CPU's steps are slow).
+if [[ $GPU_MODE != prove ]]; then : "${GPU_IMAGES:=20000}" "${GPU_TEST_IMAGES:=10000}"
+elif [[ $GPU_DRY_RUN == 1 ]]; then : "${GPU_IMAGES:=1024}" "${GPU_TEST_IMAGES:=256}"
+else : "${GPU_IMAGES:=4096}" "${GPU_TEST_IMAGES:=1024}"; fi
 : "${GPU_BATCH:=256}"                      # per-rank batch, both sides of each comparison
 : "${GPU_BENCH_EPOCHS:=2}"                 # the last epoch's rate is the cifar_mpi figure
 : "${GPU_SEED_WORKERS:=0}"                 # DataLoader workers for the DDP recipe (0: in process;
                                            # its 8 worker processes hung on one H200 machine)
 # cifar_pack arguments before `--output FILE` (the data tool's synthetic mode).
-: "${GPU_PACK_ARGS:=--synthetic $GPU_IMAGES}"
+: "${GPU_PACK_ARGS:=--synthetic $GPU_IMAGES --test-count $GPU_TEST_IMAGES}"
 # Arguments every cifar_mpi run shares; the training runs add theirs.
 : "${GPU_TRAIN_ARGS:=--batch-size $GPU_BATCH --log-every 10}"
-: "${GPU_STEP_TIMEOUTS:=deps=90 env=45 build=330 test_gpu=90 check_env=45 pack=45 train_nccl=60 train_mpi2=60 bench_convnet_cpp=45 bench_convnet_py=90 bench_resnet18_cpp=45 bench_convnet_torch=150 bench_resnet18_torch=180 bench_convnet_bf16=45 bench_resnet18_bf16=45 bench_resnet18_nocl=45 bench_convnet_host=45 test_cpu=150 train_resume=120 bench_resnet18_host=45 train_graphs=90 bench_convnet_graphs=45 bench_resnet18_graphs=45 bench_convnet_graphs_bf16=45 bench_resnet18_graphs_bf16=45 profile=90 bench_speed94_cpp=90 bench_speed94_airbench=120 bench_speed94_muon_cpp=90 bench_speed94_hiverge=150}"
+# The prove pass's runs: batch and optimiser steps per run (a graphed run
+# warms up 3 steps, captures the 4th and replays the rest), and the
+# --comm-timeout that lets the watchdog name a stalled collective well
+# before the step's own limit ends the run.
+if [[ $GPU_DRY_RUN == 1 ]]; then : "${GPU_PROVE_BATCH:=32}" "${GPU_PROVE_STEPS:=4}"
+else : "${GPU_PROVE_BATCH:=256}" "${GPU_PROVE_STEPS:=12}"; fi
+: "${GPU_COMM_TIMEOUT:=30}"
+# ctest's limit per GPU test: below test_gpu's own, so that a hung test is
+# named by ctest instead of the whole step ending as a timeout.
+: "${GPU_CTEST_TIMEOUT:=60}"
+# Each step's limit in seconds (120 when not listed). The prove pass's
+# (deps .. prove_*) are sized for an H200 machine with 16 cores: their usual
+# times add up to about 4 minutes (docs/dev/gpu_check.md); a run's limit is
+# its --comm-timeout and 15 s of start-up, so a stall still prints the
+# watchdog's message.
+: "${GPU_STEP_TIMEOUTS:=deps=30 env=20 build=120 pack=15 test_gpu=100 prove_graphs_adam=45 prove_graphs_sgd=45 prove_speed94_graphs=75 prove_speed94_muon_graphs=75 prove_bf16=45 prove_fp16=45 prove_eval=45 prove_host_data=45 prove_muon_mpi2=45 prove_captured_collectives=10 prove_newton_schulz_bf16=10 train_graphs=90 check_env=45 train_nccl=60 train_mpi2=60 bench_convnet_cpp=45 bench_convnet_py=90 bench_resnet18_cpp=45 bench_convnet_torch=150 bench_resnet18_torch=180 bench_convnet_bf16=45 bench_resnet18_bf16=45 bench_resnet18_nocl=45 bench_convnet_host=45 test_cpu=150 train_resume=120 bench_resnet18_host=45 bench_convnet_graphs=45 bench_resnet18_graphs=45 bench_convnet_graphs_bf16=45 bench_resnet18_graphs_bf16=45 profile=90 bench_speed94_cpp=90 bench_speed94_airbench=120 bench_speed94_muon_cpp=90 bench_speed94_hiverge=150}"
 : "${GPU_ARCHIVE:=1}"                      # 1: at the end, every log in $OUT/gpu_check_logs.tgz, beside summary.md only
 # The PyTorch peers' variants (dev/bench/torch_peer_bench.py): eager and
 # torch.compile's CUDA-graph mode, fp32 and bf16, as cifar_mpi's four below.
 readonly kPeerVariants=eager,compile,eager-bf16,compile-bf16
-# In order of what the proof needs most, as the deadline may cut the tail: the
-# build and GPU tests (sync-debug included), graphed against eager, exact
-# resume, the throughput table (fp32 first), the profile for the scaling
-# model, then the CPU suites against this LibTorch and the rest.
-readonly kAllSteps=(deps env build pack test_gpu train_graphs train_resume
-                    bench_convnet_cpp bench_convnet_graphs bench_convnet_torch
-                    bench_resnet18_cpp bench_resnet18_graphs bench_resnet18_torch
-                    bench_convnet_bf16 bench_convnet_graphs_bf16 bench_resnet18_bf16 bench_resnet18_graphs_bf16
-                    profile test_cpu check_env train_nccl train_mpi2
-                    bench_speed94_cpp bench_speed94_airbench bench_speed94_muon_cpp bench_speed94_hiverge
-                    bench_convnet_py
-                    bench_convnet_host bench_resnet18_host bench_resnet18_nocl)
+# The prove pass: the build, the GPU tests, the two paths they alone reach
+# (read from their log), then one tiny run per path, the graphed ones first.
+readonly kProveSteps=(deps env build pack test_gpu prove_captured_collectives prove_newton_schulz_bf16
+                      prove_graphs_adam prove_graphs_sgd prove_speed94_graphs prove_speed94_muon_graphs
+                      prove_bf16 prove_fp16 prove_eval prove_host_data prove_muon_mpi2)
+# The measure pass, in order of what it needs most, as the deadline may cut
+# the tail: the throughput table (fp32 first), the profile for the scaling
+# model, the speed recipes against their peers, then exact resume, the
+# placement check and the CPU suites against this LibTorch.
+readonly kMeasureSteps=(deps env build pack
+                        bench_convnet_cpp bench_convnet_graphs bench_convnet_torch
+                        bench_resnet18_cpp bench_resnet18_graphs bench_resnet18_torch
+                        bench_convnet_bf16 bench_convnet_graphs_bf16 bench_resnet18_bf16 bench_resnet18_graphs_bf16
+                        profile
+                        bench_speed94_cpp bench_speed94_airbench bench_speed94_muon_cpp bench_speed94_hiverge
+                        bench_convnet_py
+                        bench_convnet_host bench_resnet18_host bench_resnet18_nocl
+                        train_resume check_env test_cpu)
+# What each step of the prove pass proves (its row in the table).
+declare -A kPath=(
+  [deps]="the carried MPI, HDF5, Boost and archive libraries"
+  [env]="driver, toolkit and torch versions"
+  [build]="the cuda preset's programs and GPU tests"
+  [pack]="the synthetic data file"
+  [test_gpu]="the GPU tests (ctest -L gpu)"
+  [prove_captured_collectives]="a captured broadcast and all-gather at np 1 (gpu_step_test)"
+  [prove_newton_schulz_bf16]="bf16 against fp32 Newton-Schulz on the GPU (gpu_test)"
+  [prove_graphs_adam]="CUDA graphs with fused Adam (NCCL, np 1)"
+  [prove_graphs_sgd]="CUDA graphs with fused Nesterov SGD (NCCL, np 1)"
+  [prove_speed94_graphs]="speed94, graphs off and on, equal bit for bit (--deterministic true)"
+  [prove_speed94_muon_graphs]="speed94_muon, graphs off and on, equal bit for bit (--deterministic true)"
+  [prove_bf16]="--precision bf16 (autocast)"
+  [prove_fp16]="--precision fp16 with loss scaling"
+  [prove_eval]="evaluation on the device, with test-time augmentation"
+  [prove_host_data]="data on the host (--data-on-device false)"
+  [prove_muon_mpi2]="Muon at np 2 over MPI on CUDA tensors"
+)
 
-h5=$GPU_WORK/synthetic.h5
+h5=$GPU_WORK/synthetic-$GPU_IMAGES.h5
 figures=$GPU_WORK/figures
 
 # ---- helpers ------------------------------------------------------------------
@@ -81,9 +157,24 @@ python_bin() {
   else command -v python3; fi
 }
 
+dry() { [[ $GPU_DRY_RUN == 1 ]]; }
+
+# skip REASON: ends the step as SKIP (REASON); run_step reads the reason.
+skip() {
+  echo "$1" >"$figures/$step.skip"
+  echo "SKIP: $1"
+  exit 77
+}
+
 # load_env: the relocated dependencies, CUDA's tools, the Python with torch.
+# The dry run uses this machine's own (an Open MPI that runs as root and
+# oversubscribes the CPUs, as the tests' launches do).
 load_env() {
-  if [[ -f $GPU_PREFIX/env.sh ]]; then
+  if dry; then
+    export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+    export OMPI_MCA_btl=${OMPI_MCA_btl:-self,vader,tcp}
+    export OMPI_MCA_btl_vader_single_copy_mechanism=${OMPI_MCA_btl_vader_single_copy_mechanism:-none}
+  elif [[ -f $GPU_PREFIX/env.sh ]]; then
     # shellcheck source=/dev/null
     source "$GPU_PREFIX/env.sh"
   fi
@@ -97,12 +188,14 @@ figure() { printf '%s\n' "$*" >"$figures/$step"; }
 # joined ITEMS...: the items separated by "; ".
 joined() { local IFS=';' all; all="$*"; echo "${all//;/; }"; }
 
-cifar_mpi_bin() { echo "$repo/$GPU_BUILD/cifar_mpi"; }
+# build_dir: GPU_BUILD as an absolute path.
+build_dir() { if [[ $GPU_BUILD == /* ]]; then echo "$GPU_BUILD"; else echo "$repo/$GPU_BUILD"; fi; }
+cifar_mpi_bin() { echo "$(build_dir)/cifar_mpi"; }
 
 # tool_bin NAME: a built tool, wherever its folder's CMakeLists puts it.
 tool_bin() {
   local f
-  f=$(find "$repo/$GPU_BUILD" -name "$1" -type f -perm -u+x -print -quit 2>/dev/null)
+  f=$(find "$(build_dir)" -name "$1" -type f -perm -u+x -not -path '*/tests/containers/*' -print -quit 2>/dev/null)
   [[ -n $f ]] || { echo "$1 was not built under $GPU_BUILD" >&2; return 1; }
   echo "$f"
 }
@@ -136,12 +229,14 @@ readonly kMpirun=(mpirun --bind-to none)
 
 # ---- steps (each runs in its own process, under `timeout`) ---------------------
 step_deps() {
+  if dry; then skip "dry run: this machine's own libraries"; fi
   bash dev/gpu_deps.sh unpack "$GPU_DEBS" "$GPU_PREFIX"
   bash dev/gpu_deps.sh selftest "$GPU_PREFIX"
   figure "prefix $(du -sh "$GPU_PREFIX" | cut -f1); $(grep -c 'hello from rank' "$OUT/deps.log" || true)/2 MPI ranks"
 }
 
 step_env() {
+  if dry; then skip "dry run: no GPU stack to report"; fi
   local ok=0
   nvidia-smi || ok=1
   nvidia-smi --query-gpu=name,driver_version,memory.total,compute_cap --format=csv || ok=1
@@ -169,6 +264,12 @@ EOF
 }
 
 step_build() {
+  # The dry run's programs are the cpu preset's, built before it runs (ctest
+  # builds nothing; the test that runs it depends on them being there).
+  if dry; then
+    "$(cifar_mpi_bin)" --help >/dev/null
+    skip "dry run: $GPU_BUILD as built"
+  fi
   local torch_prefix nccl_root
   torch_prefix=$("$PY" -c 'import torch; print(torch.utils.cmake_prefix_path)')
   nccl_root=$("$PY" -c 'import nvidia.nccl; print(list(nvidia.nccl.__path__)[0])')
@@ -203,11 +304,120 @@ ctest_figure() {
     awk '{printf "%d/%d passed", $1 - $2, $1}'
 }
 
+# The GPU tests, with -V so that every case's result is in the log (the
+# prove_* rows below read theirs from it). A dry run's tests skip themselves
+# (no device): the step is then SKIP.
 step_test_gpu() {
-  ctest --test-dir "$GPU_BUILD" -L gpu --no-tests=error --output-on-failure --timeout 100 -j 1 ||
-    { figure "$(ctest_figure "$OUT/test_gpu.log")"; return 1; }
-  figure "$(ctest_figure "$OUT/test_gpu.log")"
+  local rc=0
+  ctest --test-dir "$(build_dir)/tests/gpu" -L gpu --no-tests=error -V --timeout "$GPU_CTEST_TIMEOUT" -j 1 || rc=$?
+  local ran passed skipped
+  ran=$(grep -cE '^ *[0-9]+/[0-9]+ Test +#[0-9]+: ' "$OUT/test_gpu.log" || true)
+  passed=$(grep -cE '^ *[0-9]+/[0-9]+ Test +#[0-9]+: .* Passed' "$OUT/test_gpu.log" || true)
+  skipped=$(grep -cE '^ *[0-9]+/[0-9]+ Test +#[0-9]+: .*Skipped' "$OUT/test_gpu.log" || true)
+  figure "of $ran test programs $passed passed, $skipped skipped, $((ran - passed - skipped)) failed"
+  ((rc == 0)) || return "$rc"
+  # ctest counts a program whose every case skipped as Skipped, not failed:
+  # on the device that is a GPU the tests could not use.
+  if ((skipped > 0)); then
+    if dry; then skip "needs a GPU: ctest ran $ran test programs, each skipped itself"; fi
+    skip "$skipped of $ran test programs skipped every case (no usable GPU? test_gpu.log)"
+  fi
 }
+
+# gtest_row CASE: a prove row read from test_gpu's log: PASS, FAIL with the
+# case's own output, or SKIP with the reason the test gave (no device).
+gtest_row() {
+  local case=$1 log=$OUT/test_gpu.log
+  [[ -f $log ]] || { echo "error: test_gpu has not run (the prove pass runs it first)"; return 1; }
+  # A failure first: the case runs at np 1 and np 2 in gpu_test, and may pass in one only.
+  if ! grep -qF "[  FAILED  ] $case" "$log" && grep -qF "[       OK ] $case" "$log"; then
+    figure "$case passed (test_gpu.log)"
+    return 0
+  fi
+  # The case's lines, from its start to its result, without ctest's prefixes.
+  sed -n "/\[ RUN      \] $case\$/,/\] $case (/p" "$log" | sed -E 's/^[0-9]+: //'
+  if ! grep -qF "[  FAILED  ] $case" "$log" && grep -qF "[  SKIPPED ] $case" "$log"; then
+    local why
+    why=$(sed -n "/\[ RUN      \] $case\$/,/SKIPPED/p" "$log" | grep -A1 -m1 ': Skipped$' | tail -n1 | sed -E 's/^[0-9]+: //')
+    if dry; then skip "needs a GPU"; fi
+    skip "${why:-skipped by the test}"
+  fi
+  grep -qF "[  FAILED  ] $case" "$log" || echo "error: $case did not finish (its test program failed or timed out: test_gpu.log)"
+  return 1
+}
+step_prove_captured_collectives() { gtest_row CudaGraphStep.CapturesBroadcastAndAllGatherAtOneRank; }
+step_prove_newton_schulz_bf16() { gtest_row MuonOnGpu.Bf16NewtonSchulzMatchesFp32; }
+
+# tiny NAME NP BACKEND [args...]: one prove run of GPU_PROVE_STEPS steps on
+# the small synthetic file, with --comm-timeout GPU_COMM_TIMEOUT. The dry
+# run: on the CPU with the MPI backend. Passes when the run succeeds and its
+# last training loss is a finite number.
+tiny() {
+  local name=$1 np=$2 backend=$3 device=cuda
+  shift 3
+  if dry; then device=cpu backend=mpi; fi
+  # A warm machine keeps the last call's files: none of them may pass for this run's.
+  rm -f "$OUT/$name.jsonl" "$GPU_WORK/$name.pth"
+  "${kMpirun[@]}" -np "$np" "$(cifar_mpi_bin)" --device "$device" --backend "$backend" --data "$h5" --epochs 1 \
+    --max-steps "$GPU_PROVE_STEPS" --comm-timeout "$GPU_COMM_TIMEOUT" --log-every 4 \
+    --output "$GPU_WORK/$name.pth" --metrics "$OUT/$name.jsonl" "$@"
+  local loss
+  loss=$(last_metric train_loss "$OUT/$name.jsonl")
+  [[ $loss =~ ^[0-9] ]] || { echo "error: $name: no finite training loss in $name.jsonl ('$loss')"; return 1; }
+}
+
+# prove_single NAME NP BACKEND [args...]: one run as a row; its figure is the loss.
+prove_single() {
+  tiny "$@"
+  figure "train_loss $(last_metric train_loss "$OUT/$1.jsonl") after $GPU_PROVE_STEPS steps"
+}
+
+step_prove_graphs_adam() {
+  if dry; then skip "needs a GPU"; fi
+  prove_single graphs_adam 1 nccl --batch-size "$GPU_PROVE_BATCH" --optimizer adam --cuda-graphs true \
+    --fused-optimizer true
+}
+step_prove_graphs_sgd() {
+  if dry; then skip "needs a GPU"; fi
+  prove_single graphs_sgd 1 nccl --batch-size "$GPU_PROVE_BATCH" --optimizer sgd --lr 0.05 --momentum 0.9 \
+    --nesterov true --cuda-graphs true --fused-optimizer true
+}
+step_prove_bf16() { prove_single bf16 1 nccl --batch-size "$GPU_PROVE_BATCH" --precision bf16; }
+step_prove_fp16() {
+  if dry; then skip "needs a GPU"; fi
+  prove_single fp16 1 nccl --batch-size "$GPU_PROVE_BATCH" --precision fp16
+}
+step_prove_eval() {
+  tiny eval 1 nccl --batch-size "$GPU_PROVE_BATCH" --eval true --tta mirror-translate
+  local accuracy
+  accuracy=$(last_metric test_accuracy "$OUT/eval.jsonl")
+  [[ $accuracy =~ ^[0-9] ]] || { echo "error: eval: no test accuracy in eval.jsonl ('$accuracy')"; return 1; }
+  figure "test_accuracy $accuracy (mirror-translate views) after $GPU_PROVE_STEPS steps"
+}
+step_prove_host_data() {
+  prove_single host_data 1 nccl --batch-size "$GPU_PROVE_BATCH" --data-on-device false --augment true
+}
+step_prove_muon_mpi2() {
+  prove_single muon_mpi2 2 mpi --batch-size "$GPU_PROVE_BATCH" --optimizer muon --muon-matrices true
+}
+
+# graphs_pair CONFIG: the speed recipe CONFIG (its model, optimiser, schedule
+# and augmentation) with graphs off and on under --deterministic true; the
+# models must be equal bit for bit. A CPU cannot capture: the dry run runs
+# graphs off twice, which checks the comparison and the CPU's repeatability.
+graphs_pair() {
+  local config=$1 second=true
+  if dry; then second=false; fi
+  local args=(--config "config/$config.ini" --global-batch-size "$GPU_PROVE_BATCH" --eval false --deterministic true)
+  tiny "${config}_eager" 1 nccl "${args[@]}" --cuda-graphs false
+  tiny "${config}_graphed" 1 nccl "${args[@]}" --cuda-graphs "$second"
+  local diff
+  diff=$(largest_difference "${config}_eager" "${config}_graphed" "$config")
+  figure "largest relative difference graphs off/$([[ $second == true ]] && echo on || echo off) ${diff:-n/a}"
+  [[ $diff == 0 || $diff == 0.0 ]] || { echo "error: $config: graphed and eager models differ: ${diff:-no comparison}"; return 1; }
+}
+step_prove_speed94_graphs() { graphs_pair speed94; }
+step_prove_speed94_muon_graphs() { graphs_pair speed94_muon; }
 
 step_test_cpu() {
   # The CPU-side suites against this machine's LibTorch, with the GPU hidden so
@@ -302,10 +512,15 @@ step_train_graphs() {
   [[ $diff == 0 || $diff == 0.0 ]] || { echo "graphed and eager runs differ: $diff"; return 1; }
 }
 
-# largest_difference A B: compare_models' largest relative difference of two runs' models.
+# largest_difference A B [MODEL]: compare_models' largest relative difference of two runs' models.
+# (Its output goes to the step's log through a file: `tee /dev/stderr` would
+# reopen the log and write over it from the start.)
 largest_difference() {
-  "$(tool_bin compare_models)" --a "$GPU_WORK/$1.pth" --b "$GPU_WORK/$2.pth" --rtol 1e9 2>&1 | tee /dev/stderr |
-    sed -nE 's/.*largest relative difference ([0-9.e+-]+).*/\1/p' | tail -n1
+  local report=$GPU_WORK/compare_$1_$2.txt
+  "$(tool_bin compare_models)" --a "$GPU_WORK/$1.pth" --b "$GPU_WORK/$2.pth" --model "${3:-convnet}" --rtol 1e9 \
+    >"$report" 2>&1 || true
+  cat "$report" >&2
+  sed -nE 's/.*largest relative difference ([0-9.e+-]+).*/\1/p' "$report" | tail -n1
 }
 step_train_mpi2() { train 2 mpi convnet 1 train_mpi2; train_figure train_mpi2; }
 
@@ -545,28 +760,55 @@ throughput_table() {
   echo "last of $GPU_BENCH_EPOCHS epochs of $GPU_IMAGES images; the peers: dev/bench/torch_peer_bench.py (60 timed steps)."
 }
 
+# first_error LOG: the line that says why a step failed: the first
+# "error:" line (cifar_mpi's, the watchdog's, the compiler's), else the line
+# after GoogleTest's first "Failure", else a failing ctest or mpirun line,
+# else the log's last line.
+first_error() {
+  local log=$1 line
+  line=$(grep -m1 -iE '(^|[^a-z_])error:' "$log" 2>/dev/null || true)
+  [[ -n $line ]] || line=$(grep -m1 -A1 -E ': Failure$' "$log" 2>/dev/null | tail -n1 || true)
+  [[ -n $line ]] || line=$(grep -m1 -E '\*\*\*(Failed|Timeout|Exception)|FAILED|Timeout|exited on signal|non-zero exit' "$log" 2>/dev/null || true)
+  [[ -n $line ]] || line=$(grep -v '^[[:space:]]*$' "$log" 2>/dev/null | tail -n1 || true)
+  # One table cell: no pipes, no ANSI colours, at most 160 characters.
+  line=$(printf '%s' "$line" | sed -E 's/\x1b\[[0-9;]*m//g; s/^[0-9]+: //; s/\|/\//g; s/^[[:space:]]+//')
+  echo "${line:0:160}"
+}
+
+# The one table: each step, what it proves, its result, and for a failure
+# the first error line of its log (else its figure).
+step_table() {
+  local s detail
+  echo "| step | path | status | s | figure, or the first error line |"
+  echo "|---|---|---|---|---|"
+  for s in "${ran[@]}"; do
+    detail=$(cat "$figures/$s" 2>/dev/null || true)
+    [[ ${status[$s]} != FAIL* ]] || detail=$(first_error "$OUT/$s.log")
+    echo "| $s | ${kPath[$s]:-} | ${status[$s]} | ${seconds[$s]} | $detail |"
+  done
+}
+
 write_summary() {
   local f=$OUT/summary.md s m
   {
-    echo "# cifar_mpi GPU check — $(date -u '+%Y-%m-%d %H:%M UTC') on $(uname -n)"
+    echo "# cifar_mpi GPU check ($GPU_MODE$(dry && echo ', dry run on the CPU')) — $(date -u '+%Y-%m-%d %H:%M UTC') on $(uname -n)"
     echo
-    echo "| step | status | seconds | figure |"
-    echo "|---|---|---|---|"
-    for s in "${ran[@]}"; do
-      echo "| $s | ${status[$s]} | ${seconds[$s]} | $(cat "$figures/$s" 2>/dev/null || true) |"
-    done
+    step_table
     echo
-    throughput_table
-    echo
-    echo "| other setting | img/s |"
-    echo "|---|---|"
-    for m in convnet_py convnet_host resnet18_host resnet18_nocl; do
-      echo "| $m | $(figure_of "bench_$m") |"
-    done
-    echo
-    echo "convnet_py: the PyTorch DDP recipe (DataLoader + PIL transforms, in process);"
-    echo "host: --data-on-device false; nocl: --channels-last false. Logs: <step>.log (at the end of a"
-    echo "run, in gpu_check_logs.tgz)."
+    # The throughput tables belong to the measure pass (and named bench steps).
+    if [[ $GPU_MODE != prove ]]; then
+      throughput_table
+      echo
+      echo "| other setting | img/s |"
+      echo "|---|---|"
+      for m in convnet_py convnet_host resnet18_host resnet18_nocl; do
+        echo "| $m | $(figure_of "bench_$m") |"
+      done
+      echo
+      echo "convnet_py: the PyTorch DDP recipe (DataLoader + PIL transforms, in process);"
+      echo "host: --data-on-device false; nocl: --channels-last false."
+    fi
+    echo "Logs: <step>.log (at the end of a run, in gpu_check_logs.tgz)."
   } >"$f.tmp"
   mv "$f.tmp" "$f"
 }
@@ -584,11 +826,14 @@ run_step() {
   fi
   local t0=$SECONDS
   echo "gpu_check: $name (limit ${limit}s)"
-  if timeout -k 10 "$limit" bash "$0" __step "$name" >"$OUT/$name.log" 2>&1; then
+  rm -f "$figures/$name.skip"
+  if timeout -k 10 "$limit" bash "$repo/dev/gpu_check.sh" __step "$name" >"$OUT/$name.log" 2>&1; then
     status[$name]=PASS
   else
     rc=$?
-    if ((rc == 124 || rc == 137)); then status[$name]="FAIL (timeout ${limit}s)"; else status[$name]="FAIL (exit $rc)"; fi
+    if ((rc == 77)) && [[ -f $figures/$name.skip ]]; then status[$name]="SKIP ($(cat "$figures/$name.skip"))"
+    elif ((rc == 124 || rc == 137)); then status[$name]="FAIL (timeout ${limit}s)"
+    else status[$name]="FAIL (exit $rc)"; fi
   fi
   seconds[$name]=$((SECONDS - t0))
   echo "gpu_check: $name ${status[$name]} in ${seconds[$name]}s"
@@ -612,24 +857,38 @@ archive_logs() {
   echo "gpu_check: logs in $OUT/gpu_check_logs.tgz (GPU_ARCHIVE=0 leaves them loose)"
 }
 
+# passed STATUS: whether a step's result counts as passed. A skip does on a
+# dry run (a GPU path, or a step for the device machine only); on the
+# device every step must pass: a GPU test that skipped itself proved nothing.
+passed() {
+  [[ $1 == PASS ]] && return 0
+  dry && [[ $1 == SKIP* && $1 != "SKIP (deadline)" ]]
+}
+
 main() {
   mkdir -p "$OUT" "$GPU_WORK" "$figures"
   OUT=$(cd "$OUT" && pwd)
   export OUT GPU_DEADLINE_S GPU_DEBS GPU_PREFIX GPU_WORK GPU_BUILD GPU_JOBS GPU_BUILD_TARGETS GPU_PYTHON GPU_CUDA_HOME \
-         GPU_SEED_DDP GPU_BIN_DATA GPU_IMAGES GPU_BATCH GPU_BENCH_EPOCHS GPU_SEED_WORKERS GPU_PACK_ARGS \
-         GPU_TRAIN_ARGS GPU_STEP_TIMEOUTS
+         GPU_SEED_DDP GPU_BIN_DATA GPU_IMAGES GPU_TEST_IMAGES GPU_BATCH GPU_BENCH_EPOCHS GPU_SEED_WORKERS GPU_PACK_ARGS \
+         GPU_TRAIN_ARGS GPU_STEP_TIMEOUTS GPU_PROVE_BATCH GPU_PROVE_STEPS GPU_COMM_TIMEOUT GPU_CTEST_TIMEOUT
   rm -f "$figures"/*
-  local steps=("$@")
-  ((${#steps[@]})) || steps=("${kAllSteps[@]}")
+  local steps=()
+  case $GPU_MODE in
+    prove) steps=("${kProveSteps[@]}") ;;
+    measure) steps=("${kMeasureSteps[@]}") ;;
+    *) steps=("$@") ;;
+  esac
   local s
   for s in "${steps[@]}"; do
-    declare -F "step_$s" >/dev/null || { echo "gpu_check: unknown step '$s' (steps: ${kAllSteps[*]})" >&2; exit 2; }
+    declare -F "step_$s" >/dev/null ||
+      { echo "gpu_check: unknown step '$s' (prove, measure, or steps: ${kProveSteps[*]} ${kMeasureSteps[*]})" >&2; exit 2; }
   done
+  echo "gpu_check: $GPU_MODE$(dry && echo ' (dry run on the CPU)'), deadline ${GPU_DEADLINE_S}s, programs in $GPU_BUILD"
   for s in "${steps[@]}"; do run_step "$s"; done
   archive_logs
   cat "$OUT/summary.md"
   local failed=()
-  for s in "${ran[@]}"; do [[ ${status[$s]} == PASS ]] || failed+=("$s"); done
+  for s in "${ran[@]}"; do passed "${status[$s]}" || failed+=("$s"); done
   ((${#failed[@]} == 0)) || { echo "gpu_check: not passed: ${failed[*]}" >&2; return 1; }
 }
 

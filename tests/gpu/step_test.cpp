@@ -9,7 +9,9 @@
 //  - --cuda-graphs: a graphed run (warm-up, capture, replays, an eager
 //    partial batch in between) equals an eager run with the same graph-safe
 //    optimiser under deterministic cuDNN, the schedule's learning rate
-//    reaches the replays, and replays are free of host synchronisation too.
+//    reaches the replays, and replays are free of host synchronisation too;
+//  - a broadcast and an all-gather captured in a graph at one rank (the
+//    program calls neither at world size 1, so no training run captures them).
 // Skipped (visibly) without a GPU and a CUDA LibTorch; NCCL: one rank.
 #include <gtest/gtest.h>
 #include <torch/torch.h>
@@ -206,6 +208,28 @@ TEST(CudaGraphStep, GraphedRunEqualsEagerRun) {
   for (size_t i = 0; i < eager.params.size(); ++i) {
     const double diff = (eager.params[i] - graphed.params[i]).abs().max().item<double>();
     EXPECT_EQ(diff, 0.0) << "parameter " << i;
+  }
+}
+
+// NCCL's broadcast and all-gather inside a captured graph, at one rank: the
+// replays must see each run's new input (the broadcast leaves its tensor
+// as it is, the all-gather returns it as the only row).
+TEST(CudaGraphStep, CapturesBroadcastAndAllGatherAtOneRank) {
+  REQUIRE_ONE_GPU_RANK();
+  MpiCommunicator control(test::env().comm());
+  GraphedStep graph(gpu(), control, nccl());
+  for (int step = 0; step < GraphedStep::kWarmupSteps + 3; ++step) {
+    Batch b;
+    b.images = torch::full({2, 3}, static_cast<float>(step + 1), torch::TensorOptions().device(gpu()));
+    b.labels = torch::zeros({2}, torch::TensorOptions().dtype(torch::kLong).device(gpu()));
+    const torch::Tensor out = graph.run(b, [](const Batch& s) {
+      torch::Tensor t = s.images * 2;
+      nccl().broadcast(t, 0);
+      const torch::Tensor all = nccl().all_gather(t.flatten());
+      return all.sum();
+    });
+    EXPECT_EQ(graph.captured(), step >= GraphedStep::kWarmupSteps) << step;
+    EXPECT_EQ(out.item<float>(), 2.0F * static_cast<float>(step + 1) * 6) << "step " << step;
   }
 }
 
