@@ -17,46 +17,47 @@ unset CIFAR_RUN_DIR
 launcher=
 trap '[[ -z $launcher ]] || kill -9 $launcher 2>/dev/null || true' EXIT
 
-CIFAR_EXTRA_ARGS="--batch-size 8 --epochs 100000 --eval false --log-every 1" \
-  bash "$SOURCE_DIR/jobs/local_mpirun.sh" -n 2 -c 1 >first.log 2>&1 &
-launcher=$!
-for _ in $(seq 1200); do
-  (($(grep -c 'Batch: ' first.log || true) >= 3)) && break
-  kill -0 $launcher 2>/dev/null || { cat first.log; fail "the run ended before it trained"; }
-  sleep 0.1
-done
-kill -s TERM $launcher
-rc=0
-wait $launcher || rc=$?
-launcher=
-[[ $rc == 3 ]] || { cat first.log; fail "SIGTERM to jobs/local_mpirun.sh: exit code $rc, expected 3"; }
-grep -q 'SIGTERM: asking the ranks to checkpoint and stop' first.log || { cat first.log; fail "no SIGTERM note"; }
+# start_launcher LOG: an endless run under jobs/local_mpirun.sh in the
+# background, once it has trained 3 batches. Job control keeps SIGINT
+# deliverable to it (without it, bash starts background jobs ignoring SIGINT).
+start_launcher() {
+  set -m
+  CIFAR_EXTRA_ARGS="--batch-size 8 --epochs 100000 --eval false --log-every 1" \
+    bash "$SOURCE_DIR/jobs/local_mpirun.sh" -n 2 -c 1 >"$1" 2>&1 &
+  launcher=$!
+  set +m
+  for _ in $(seq 1200); do
+    (($(grep -c 'Batch: ' "$1" || true) >= 3)) && break
+    kill -0 $launcher 2>/dev/null || { cat "$1"; fail "the run ended before it trained"; }
+    sleep 0.1
+  done
+}
+# run_folder_of LOG: the run folder the launch printed.
+run_folder_of() { sed -n 's/.*run folder \(.*\); to resume it.*/\1/p' "$1"; }
+# stop_launcher SIGNAL LOG: sends SIGNAL to the launcher, which must exit 3
+# after saying it asked the ranks to checkpoint and stop.
+stop_launcher() {
+  kill -s "$1" $launcher
+  local rc=0
+  wait $launcher || rc=$?
+  launcher=
+  [[ $rc == 3 ]] || { cat "$2"; fail "SIG$1 to jobs/local_mpirun.sh: exit code $rc, expected 3"; }
+  grep -q "SIG$1: asking the ranks to checkpoint and stop" "$2" || { cat "$2"; fail "no SIG$1 note"; }
+}
+
+start_launcher first.log
+stop_launcher TERM first.log
 grep -m1 'preempted by SIGUSR1: stopping at step' first.log || { cat first.log; fail "the ranks did not checkpoint"; }
-run_dir=$(sed -n 's/.*run folder \(.*\); to resume it.*/\1/p' first.log)
+run_dir=$(run_folder_of first.log)
 [[ $run_dir == "$PWD"/runs/local-* && -n $(ls "$run_dir"/checkpoints/ckpt-*.pt) ]] ||
   fail "expected a checkpoint in a per-launch run folder, got '$run_dir'"
 echo "SIGTERM -> exit 3 with $(ls "$run_dir"/checkpoints) in $run_dir"
 
 # SIGINT (Ctrl-C) stops alike, and the launcher waits for its ranks: none
-# goes on training unsupervised. Job control keeps SIGINT deliverable to a
-# background launcher (without it, bash starts background jobs ignoring it).
-set -m
-CIFAR_EXTRA_ARGS="--batch-size 8 --epochs 100000 --eval false --log-every 1" \
-  bash "$SOURCE_DIR/jobs/local_mpirun.sh" -n 2 -c 1 >int.log 2>&1 &
-launcher=$!
-set +m
-for _ in $(seq 1200); do
-  (($(grep -c 'Batch: ' int.log || true) >= 3)) && break
-  kill -0 $launcher 2>/dev/null || { cat int.log; fail "the run ended before it trained"; }
-  sleep 0.1
-done
-int_dir=$(sed -n 's/.*run folder \(.*\); to resume it.*/\1/p' int.log)
-kill -s INT $launcher
-rc=0
-wait $launcher || rc=$?
-launcher=
-[[ $rc == 3 ]] || { cat int.log; fail "SIGINT to jobs/local_mpirun.sh: exit code $rc, expected 3"; }
-grep -q 'SIGINT: asking the ranks to checkpoint and stop' int.log || { cat int.log; fail "no SIGINT note"; }
+# goes on training unsupervised.
+start_launcher int.log
+int_dir=$(run_folder_of int.log)
+stop_launcher INT int.log
 if pgrep -f -- "--output $int_dir/" >/dev/null; then fail "ranks of the interrupted launch are still running"; fi
 [[ -n $(ls "$int_dir"/checkpoints/ckpt-*.pt) ]] || fail "SIGINT: no checkpoint in $int_dir"
 echo "SIGINT -> exit 3 with $(ls "$int_dir"/checkpoints), no rank left running"
@@ -72,7 +73,7 @@ step=$(find "$run_dir"/checkpoints -mindepth 1 -maxdepth 1 -name '[!.]*' -printf
 CIFAR_RUN_DIR=$run_dir CIFAR_EXTRA_ARGS="--batch-size 8 --epochs 100000 --max-steps $((step + 2)) --eval false" \
   bash "$SOURCE_DIR/jobs/local_mpirun.sh" -n 2 -c 1 >resumed.log 2>&1 || { cat resumed.log; fail "resume failed"; }
 wait_background "the second launch failed"
-second_dir=$(sed -n 's/.*run folder \(.*\); to resume it.*/\1/p' second.log)
+second_dir=$(run_folder_of second.log)
 [[ -n $second_dir && $second_dir != "$run_dir" && -f $second_dir/model.pth ]] ||
   fail "the second launch did not get its own run folder: '$second_dir' vs '$run_dir'"
 grep -q "resumed from checkpoint $run_dir/checkpoints/" resumed.log || { cat resumed.log; fail "did not resume"; }
