@@ -7,6 +7,7 @@
 #include <fstream>
 #include <map>
 #include <sstream>
+#include <utility>
 
 #include "outputs/checkpoint_files.hpp"
 #include "util/atomic_file.hpp"
@@ -60,20 +61,22 @@ std::string owner_record_path(const std::string& path) {
 
 std::string folder_record_path(const std::string& folder) { return paths::join(folder, ".cifar_mpi.run"); }
 
-std::optional<OwnerRecord> read_owner_record(const std::string& record_path) {
+RecordRead examine_owner_record(const std::string& record_path) {
   // A regular, readable file of a record's size at most, by the inputs' own stat check.
-  if (!paths::check_regular_file(record_path, static_cast<long long>(kMaxRecordBytes))) return std::nullopt;
-  return parse_owner_record(first_bytes(record_path, kMaxRecordBytes));
+  const paths::FileCheck check = paths::check_regular_file(record_path, static_cast<long long>(kMaxRecordBytes));
+  if (check.problem == paths::FileProblem::Missing) return {};
+  if (!check) return {std::nullopt, check.reason};
+  if (check.size == 0) return {std::nullopt, "is empty"};
+  auto record = parse_owner_record(first_bytes(record_path, kMaxRecordBytes));
+  if (!record) return {std::nullopt, "is not an owner record cifar_mpi wrote"};
+  return {std::move(record), ""};
 }
 
-std::string owner_record_problem(const std::string& record_path) {
-  const paths::FileCheck check = paths::check_regular_file(record_path, static_cast<long long>(kMaxRecordBytes));
-  if (check.problem == paths::FileProblem::Missing) return "";
-  if (!check) return check.reason;
-  if (check.size == 0) return "is empty";
-  if (!parse_owner_record(first_bytes(record_path, kMaxRecordBytes))) return "is not an owner record cifar_mpi wrote";
-  return "";
+std::optional<OwnerRecord> read_owner_record(const std::string& record_path) {
+  return examine_owner_record(record_path).record;
 }
+
+std::string owner_record_problem(const std::string& record_path) { return examine_owner_record(record_path).problem; }
 
 std::optional<OwnerRecord> parse_owner_record(const std::string& text) {
   std::istringstream in(text);
@@ -194,12 +197,13 @@ void check_output_owners(const RunConfig& c, const std::string& run_id, const st
     if (!paths::exists(o.path)) continue;
     const std::string what = std::string("--") + o.option + " " + o.path;
     // A guard that cannot be read proves nothing either way: it refuses.
-    if (const std::string damage = owner_record_problem(o.record); !damage.empty())
-      throw ConfigError(what + ": its owner record " + o.record + " " + damage +
+    const RecordRead read = examine_owner_record(o.record);
+    if (!read.problem.empty())
+      throw ConfigError(what + ": its owner record " + o.record + " " + read.problem +
                         ", so whose file it is cannot be told, and a run never replaces another run's files; if it "
                         "is yours to replace, delete " +
                         o.record + ", else give this run its own --" + o.option);
-    const auto record = read_owner_record(o.record);
+    const auto& record = read.record;
     if (!record) continue;
     const std::string continue_it = "continue that run (--checkpoint-dir " + record->checkpoint_dir + " --resume auto)";
     if (record->run != run_id)

@@ -61,9 +61,15 @@ std::string owner_record_name(const std::string& name);
 std::string recorded_file_name(const std::string& record_name);
 // "DIR/.cifar_mpi.run": the record of a folder output (--tensorboard).
 std::string folder_record_path(const std::string& folder);
-// Why the file at `record_path` cannot serve as an owner record: "" when it
-// is absent or a record this program wrote; else "is empty", "is a folder,
-// not a file", "is not an owner record cifar_mpi wrote", ...
+// The file at `record_path` read once: the record, or why it cannot serve
+// as one ("is empty", "is a folder, not a file", "is not an owner record
+// cifar_mpi wrote", ...). Both empty when the file is absent.
+struct RecordRead {
+  std::optional<OwnerRecord> record;
+  std::string problem;
+};
+RecordRead examine_owner_record(const std::string& record_path);
+// examine_owner_record()'s problem: "" when absent or a record of ours.
 std::string owner_record_problem(const std::string& record_path);
 // nullopt when the record is absent or not one this program wrote.
 std::optional<OwnerRecord> read_owner_record(const std::string& record_path);

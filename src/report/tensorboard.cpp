@@ -6,11 +6,15 @@ namespace cifar {
 // A fresh run may write step 0 (with --accumulate above 1 the first line
 // comes before the first update); a resumed one writes from the step after
 // its checkpoint's.
+namespace {
+// The highest step already written: none (-1) for a fresh run.
+long last_written_step(long steps_done) { return steps_done == 0 ? -1 : steps_done; }
+}  // namespace
+
 TensorBoardLog::TensorBoardLog(const std::string& folder, long steps_done, bool with_test, bool drop_last_step)
-    : file_(folder,
-            {tfevents::session_start_event(tfevents::wall_time_now(),
-                                           drop_last_step ? steps_done : (steps_done == 0 ? 0 : steps_done + 1))}),
-      last_step_(steps_done == 0 ? -1 : steps_done),
+    : file_(folder, {tfevents::session_start_event(tfevents::wall_time_now(),
+                                                   drop_last_step ? steps_done : last_written_step(steps_done) + 1)}),
+      last_step_(last_written_step(steps_done)),
       with_test_(with_test) {}
 
 void TensorBoardLog::add_step(const StepReport& report, double learning_rate) {
