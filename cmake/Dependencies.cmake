@@ -1,6 +1,6 @@
 # Finds every dependency and exposes each as an imported target:
 #   MPI::MPI_CXX, HDF5::HDF5, Boost::program_options, torch, LibArchive::LibArchive,
-#   and, when CUDA and NCCL are found, CUDA::cudart and cifar::nccl.
+#   and, when CUDA and NCCL are found, cifar::cudart and cifar::nccl.
 # Decides at configure time whether the NCCL communicator is compiled
 # (CIFAR_HAVE_NCCL) and whether LibTorch itself has CUDA (CIFAR_TORCH_HAS_CUDA).
 
@@ -66,8 +66,34 @@ if(CIFAR_TORCH_PYTHON)
   message(STATUS "LibTorch from ${CIFAR_TORCH_PYTHON}: ${_torch_py_prefix}")
 endif()
 
-# LibTorch's config pulls in its own CUDA detection for CUDA builds
-# (Caffe2/public/cuda.cmake: FindCUDA, enable_language(CUDA), CUDAToolkit).
+# The CUDA runtime that CIFAR_TORCH_PYTHON's torch loads: its nvidia-* wheels'
+# libcudart and headers (nvidia/cu13/ for CUDA 13, nvidia/<component>/ for
+# CUDA 12). The program links that libcudart and compiles against those
+# headers, never a system toolkit's beside them: a CUDA 13 toolkit's
+# libcudart.so.13 next to the cuda12 flavour's libcudart.so.12 would put two
+# runtimes in one process, and CUDA 13's headers do not describe CUDA 12's
+# structures. LibTorch's own CUDA detection (Caffe2/public/cuda.cmake: FindCUDA,
+# enable_language(CUDA), an nvcc of the same version, which PyPI's CUDA 12
+# wheels do not carry) is then skipped: it returns at once when torch::cudart
+# exists, the one CUDA target its exported targets name. Nothing here compiles
+# CUDA code, so no nvcc is needed.
+if(CIFAR_TORCH_PYTHON)
+  execute_process(
+    COMMAND ${CIFAR_TORCH_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/torch_cuda_runtime.py
+    OUTPUT_VARIABLE _wheel_cuda OUTPUT_STRIP_TRAILING_WHITESPACE RESULT_VARIABLE _rc)
+  if(NOT _rc EQUAL 0)
+    message(FATAL_ERROR "${CIFAR_TORCH_PYTHON}: cannot list its torch's CUDA runtime (above); "
+                        "rerun tools/setup_torch.sh")
+  endif()
+  if(_wheel_cuda)
+    list(POP_FRONT _wheel_cuda CIFAR_TORCH_CUDA_VERSION _wheel_cudart)
+    add_library(torch::cudart INTERFACE IMPORTED)
+    set_target_properties(torch::cudart PROPERTIES
+      INTERFACE_LINK_LIBRARIES "${_wheel_cudart}"
+      INTERFACE_INCLUDE_DIRECTORIES "${_wheel_cuda}")
+    message(STATUS "CUDA ${CIFAR_TORCH_CUDA_VERSION} runtime from the wheels: ${_wheel_cudart}")
+  endif()
+endif()
 find_package(Torch REQUIRED)
 # TorchConfig puts compile flags (e.g. -D_GLIBCXX_USE_CXX11_ABI) in TORCH_CXX_FLAGS
 # rather than on the target for some versions; apply them globally so that every
@@ -99,12 +125,23 @@ endif()
 # ---- CUDA runtime + NCCL (optional) -----------------------------------------
 set(CIFAR_HAVE_NCCL OFF)
 if(CIFAR_WITH_NCCL)
-  find_package(CUDAToolkit QUIET)
-  if(CUDAToolkit_FOUND)
+  # The CUDA runtime: the wheels' (above), else a CUDA toolkit's.
+  set(_nccl_hints $ENV{NCCL_ROOT} ${NCCL_ROOT} ${_torch_py_nccl})
+  if(TARGET torch::cudart AND CIFAR_TORCH_CUDA_VERSION)
+    add_library(cifar::cudart INTERFACE IMPORTED)
+    target_link_libraries(cifar::cudart INTERFACE torch::cudart)
+  else()
+    find_package(CUDAToolkit QUIET)
+    if(CUDAToolkit_FOUND)
+      add_library(cifar::cudart INTERFACE IMPORTED)
+      target_link_libraries(cifar::cudart INTERFACE CUDA::cudart)
+      set(CIFAR_TORCH_CUDA_VERSION ${CUDAToolkit_VERSION})
+      list(APPEND _nccl_hints ${CUDAToolkit_LIBRARY_ROOT} ${CUDAToolkit_TARGET_DIR})
+    endif()
+  endif()
+  if(TARGET cifar::cudart)
     # NCCL: NCCL_ROOT, CIFAR_TORCH_PYTHON's nvidia-nccl wheel, the CUDA toolkit,
     # another Python's nvidia-nccl wheel, system paths.
-    set(_nccl_hints $ENV{NCCL_ROOT} ${NCCL_ROOT} ${_torch_py_nccl} ${CUDAToolkit_LIBRARY_ROOT}
-                    ${CUDAToolkit_TARGET_DIR})
     find_package(Python3 QUIET COMPONENTS Interpreter)
     if(Python3_Interpreter_FOUND)
       execute_process(
@@ -122,9 +159,9 @@ if(CIFAR_WITH_NCCL)
       set_target_properties(cifar::nccl PROPERTIES
         IMPORTED_LOCATION "${NCCL_LIBRARY}"
         INTERFACE_INCLUDE_DIRECTORIES "${NCCL_INCLUDE_DIR}"
-        INTERFACE_LINK_LIBRARIES CUDA::cudart)
+        INTERFACE_LINK_LIBRARIES cifar::cudart)
       set(CIFAR_HAVE_NCCL ON)
-      message(STATUS "NCCL: ${NCCL_LIBRARY} (headers ${NCCL_INCLUDE_DIR}), CUDA ${CUDAToolkit_VERSION}")
+      message(STATUS "NCCL: ${NCCL_LIBRARY} (headers ${NCCL_INCLUDE_DIR}), CUDA ${CIFAR_TORCH_CUDA_VERSION}")
     else()
       message(STATUS "NCCL not found (set NCCL_ROOT): the NCCL communicator is a 'not compiled' stub")
     endif()

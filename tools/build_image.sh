@@ -3,7 +3,7 @@
 # Debian's packages alone (no image registry needed), and export it for the
 # other runtimes. docs/containers.md has the launches.
 #
-#   tools/build_image.sh cpu|cuda [--export docker-archive|charliecloud|all]...
+#   tools/build_image.sh cpu|cuda|cuda12 [--export docker-archive|charliecloud|all]...
 #                        [--build DIR] [--out DIR] [--tag NAME]
 #
 #   cpu   Debian 12 + Debian's LibTorch 1.13, Open MPI, HDF5 (containers/):
@@ -11,8 +11,11 @@
 #         cmake --preset cpu && cmake --build --preset cpu), installed into
 #         /opt/cifar_mpi with `cmake --install`.
 #   cuda  Debian 12 + PyPI's torch with its CUDA runtime, cuDNN and NCCL
-#         (tools/torch-requirements.txt), Open MPI, HDF5 (containers/): the
-#         programs of a `cuda` build (--build, default build/cuda).
+#         (tools/torch-cuda13-requirements.txt), Open MPI, HDF5 (containers/): the
+#         programs of a `cuda` build (--build, default build/cuda). For hosts
+#         whose driver runs CUDA 13 (R580 and newer).
+#   cuda12  the same with the CUDA 12 flavour (tools/torch-cuda12-requirements.txt,
+#         a `cuda12` build): for drivers from R525, the 535 nodes included.
 #
 # Steps, each skipped when its result is there already:
 #   1. the base: a Debian 12 minbase made by mmdebstrap with the image's
@@ -42,7 +45,12 @@ die() {
 log() { printf '[build_image %(%H:%M:%S)T] %s\n' -1 "$*"; }
 
 image=${1:-}
-[[ $image == cpu || $image == cuda ]] || die "first argument: cpu or cuda (got '${image}'); see the header of $0"
+case $image in
+  cpu) kind=cpu ;;
+  cuda) kind=cuda requirements=$repo/tools/torch-cuda13-requirements.txt ;;
+  cuda12) kind=cuda requirements=$repo/tools/torch-cuda12-requirements.txt ;;
+  *) die "first argument: cpu, cuda or cuda12 (got '${image}'); see the header of $0" ;;
+esac
 shift
 exports=()
 build_dir=
@@ -76,12 +84,13 @@ out=$(cd "$out" && pwd)
 started=$SECONDS
 
 # ---- 1. the base ---------------------------------------------------------------
-packages_file=$repo/containers/$image/packages.txt
+# Both CUDA flavours share the cuda package list, and so one base.
+packages_file=$repo/containers/$kind/packages.txt
 read -r -a packages <<<"$(sed 's/#.*//' "$packages_file" | tr '\n' ' ')"
 # The base changes with the package list and with how mmdebstrap makes it (this script).
 hash=$( (sed "s/#.*//" "$packages_file"; sed -n "/^  if \[\[ ! -s \$base_tar/,/^  fi/p" "${BASH_SOURCE[0]}") | sha256sum | cut -c1-12)
-base=localhost/cifar-base-$image:$hash
-base_tar=$out/base-$image-$hash.tar
+base=localhost/cifar-base-$kind:$hash
+base_tar=$out/base-$kind-$hash.tar
 if podman image exists "$base"; then
   log "base $base is present"
 else
@@ -122,8 +131,8 @@ cp "$packages_file" "$context/packages.txt"
 cp "$repo/containers/entrypoint.sh" "$repo/containers/image_setup.sh" "$context/"
 build_volumes=()
 : >"$context/requirements.txt"
-if [[ $image == cuda ]]; then
-  cp "$repo/tools/torch-requirements.txt" "$context/requirements.txt"
+if [[ $kind == cuda ]]; then
+  cp "$requirements" "$context/requirements.txt"
   # tools/setup_torch.sh's wheel cache, if there, spares the download.
   wheels=${CIFAR_TORCH_WHEELS:-${XDG_CACHE_HOME:-$HOME/.cache}/cifar_mpi/wheels}
   [[ -d $wheels ]] && build_volumes=(--volume "$wheels:/wheels:ro")
@@ -133,13 +142,24 @@ fi
 # runtime that the cpu preset links where it finds them). The cuda image gets
 # its LibTorch from the wheels instead (requirements.txt).
 hostlib_list=$out/$image/hostlibs.txt
+# The cuda builds' LibTorch, CUDA runtime and NCCL are the wheels' that the
+# build's venv holds (its CIFAR_TORCH_PYTHON), found in the image through
+# /etc/ld.so.conf.d: here ldd looks in the same folders of that venv.
+wheel_libs=
+if [[ $kind == cuda ]]; then
+  torch_py=$(sed -n 's/^CIFAR_TORCH_PYTHON:FILEPATH=//p' "$build_dir/CMakeCache.txt")
+  site=$("$torch_py" -c 'import torch, os; print(os.path.dirname(os.path.dirname(torch.__file__)))') ||
+    die "the build's CIFAR_TORCH_PYTHON ($torch_py) has no torch: run tools/setup_torch.sh for this flavour"
+  wheel_libs=$(printf '%s:' "$site/torch/lib" "$site"/nvidia/*/lib)
+fi
 libs=()
 for program in "$context"/prefix/bin/*; do
   # Scripts (plot_metrics) are no dynamic executables: ldd fails on them.
   ldd "$program" >/dev/null 2>&1 || continue
-  missing_libs=$(ldd "$program" | grep 'not found' || true)
+  linked=$(LD_LIBRARY_PATH=$wheel_libs${LD_LIBRARY_PATH:-} ldd "$program")
+  missing_libs=$(grep 'not found' <<<"$linked" || true)
   [[ -z $missing_libs ]] || die "$program: $(tr -s ' \t\n' ' ' <<<"$missing_libs")"
-  mapfile -t -O "${#libs[@]}" libs < <(ldd "$program" | awk '$3 ~ /^\// {print $3}')
+  mapfile -t -O "${#libs[@]}" libs < <(awk '$3 ~ /^\// {print $3}' <<<"$linked")
 done
 mapfile -t libs < <(printf '%s\n' "${libs[@]}" | sort -u)
 # One dpkg -S for every library under each of its names (the path ldd
@@ -152,7 +172,7 @@ while IFS= read -r path; do owned[$path]=1; done < <(
 : >"$hostlib_list"
 for lib in "${libs[@]}"; do
   [[ -n ${owned[$lib]:-} || -n ${owned[$(readlink -f "$lib")]:-} || -n ${owned[/usr$lib]:-} ]] && continue
-  [[ $image == cuda && $lib == */site-packages/* ]] && continue
+  [[ $kind == cuda && $lib == */site-packages/* ]] && continue
   mkdir -p "$context/hostlibs$(dirname "$lib")"
   cp -L "$lib" "$context/hostlibs$lib"
   echo "$lib" >>"$hostlib_list"

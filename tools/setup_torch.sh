@@ -1,29 +1,49 @@
 #!/usr/bin/env bash
-# tools/setup_torch.sh — the project-local Python environment .venv-torch/ with
-# PyPI's CUDA build of torch, pinned in tools/torch-requirements.txt (torch
-# 2.11.0+cu130, its nvidia-* wheels: cuDNN, NCCL, cuBLAS, the CUDA runtime, ...,
-# plus numpy, h5py, matplotlib). The `cuda` preset builds against the LibTorch
-# inside it (cmake/Dependencies.cmake asks its python for
-# torch.utils.cmake_prefix_path and nvidia.nccl), and the `cuda` test run uses
-# its python as CIFAR_TEST_PYTHON.
+# tools/setup_torch.sh [cuda13|cuda12] — a project-local Python environment
+# with PyPI's CUDA build of torch, one per CUDA flavour (without an argument,
+# the one this node's NVIDIA driver runs, else cuda13), each pinned in its
+# requirements file with its nvidia-* wheels (cuDNN, NCCL, cuBLAS, the CUDA
+# runtime, ...) plus numpy, h5py and matplotlib:
+#   cuda13 (default)  .venv-torch/         tools/torch-cuda13-requirements.txt
+#                     torch 2.11.0 (CUDA 13.0): drivers R580 and newer
+#   cuda12            .venv-torch-cuda12/  tools/torch-cuda12-requirements.txt
+#                     torch 2.10.0 (CUDA 12.8): drivers R525 and newer
+# The `cuda` and `cuda12` presets build against the LibTorch inside them
+# (cmake/Dependencies.cmake asks its python for torch.utils.cmake_prefix_path,
+# the CUDA runtime's and NCCL's wheels), and their test runs use its python
+# as CIFAR_TEST_PYTHON.
 #
 # Idempotent: a venv whose stamp matches the requirements file is kept as is.
-# The wheels (about 3 GB) are kept in the machine's cache folder, so a new
-# clone on a machine that installed them once installs offline. pip's own HTTP
-# cache cannot be relied on for that: it stores only responses that carry
-# caching headers, and a registry mirror may send none (the one here does not).
+# The wheels (about 3 GB a flavour) are kept in the machine's cache folder, so
+# a new clone on a machine that installed them once installs offline. pip's
+# own HTTP cache cannot be relied on for that: it stores only responses that
+# carry caching headers, and a registry mirror may send none (the one here
+# does not).
 #
-#   CIFAR_TORCH_VENV     where the venv goes (default: .venv-torch in the repository)
+#   CIFAR_TORCH_VENV     where the venv goes (default: the flavour's, above)
 #   CIFAR_TORCH_WHEELS   the wheel cache (default: ${XDG_CACHE_HOME:-~/.cache}/cifar_mpi/wheels)
 #   CIFAR_TORCH_BASE_PY  the python that creates the venv (default: /usr/bin/python3,
 #                        Debian 12's 3.11 with python3-venv, from tools/setup.sh)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-venv=${CIFAR_TORCH_VENV:-$PWD/.venv-torch}
+# Without an argument: the flavour this node's driver runs (cuda13 where no
+# driver answers: a build machine).
+driver_flavour() {
+  local driver
+  driver=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader 2>/dev/null | head -n1) || true
+  if [[ $driver =~ ^([0-9]+)\. ]] && ((BASH_REMATCH[1] < 580)); then echo cuda12; else echo cuda13; fi
+}
+flavour=${1:-$(driver_flavour)}
+case $flavour in
+  cuda13) default_venv=$PWD/.venv-torch ;;
+  cuda12) default_venv=$PWD/.venv-torch-cuda12 ;;
+  *) echo "setup_torch: the flavour is cuda13 or cuda12 (got '$flavour')" >&2; exit 2 ;;
+esac
+venv=${CIFAR_TORCH_VENV:-$default_venv}
 base_py=${CIFAR_TORCH_BASE_PY:-/usr/bin/python3}
 wheels=${CIFAR_TORCH_WHEELS:-${XDG_CACHE_HOME:-$HOME/.cache}/cifar_mpi/wheels}
-req=tools/torch-requirements.txt
+req=tools/torch-$flavour-requirements.txt
 stamp=$venv/.requirements.sha256
 want=$(sha256sum "$req" | cut -d' ' -f1)
 
@@ -63,3 +83,6 @@ fi
 echo "$want" >"$stamp"
 echo "setup_torch: $(report)"
 echo "setup_torch: $venv ready in $((SECONDS - t0)) s, $(du -sh "$venv" | cut -f1)"
+preset=cuda
+[[ $flavour == cuda12 ]] && preset=cuda12
+echo "setup_torch: build the $flavour flavour with: cmake --preset $preset && cmake --build --preset $preset"

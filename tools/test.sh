@@ -2,11 +2,11 @@
 # tools/test.sh — everything a newcomer or CI needs to run the tests:
 #   tools/test.sh          the default `cpu` preset, every label (no torch
 #                          download): what to run before every commit
-#   tools/test.sh --all    the three presets below, warnings as errors
+#   tools/test.sh --all    the four presets below, warnings as errors
 #                          (-DCIFAR_WERROR=ON) and clang-tidy: what CI runs
 #                          (.ci/run)
-# It installs the system packages (tools/setup.sh) and, for the cuda preset,
-# the pinned PyPI torch; then a gate of seconds, before anything builds:
+# It installs the system packages (tools/setup.sh) and, for the cuda and
+# cuda12 presets, their pinned PyPI torch; then a gate of seconds, before anything builds:
 # `tools/lint.sh format floors shell` (formatting, include floors, the
 # shell scripts' lint). Then, for each preset, it configures, builds and
 # runs ctest, the `unit` label first, so that a broken change fails in
@@ -19,6 +19,10 @@
 #              committed inputs, then fuzzes for CIFAR_FUZZ_SECONDS). Then
 #              `tools/lint.sh tidy`: clang-tidy over src/ with this preset's
 #              compile database (estimated at ~6 minutes on 2 cores).
+#   cuda12     PyPI's LibTorch 2.10 cu128 from .venv-torch-cuda12 (the CUDA 12
+#              flavour, for drivers R525-R575): every target, then the tests
+#              of the CUDA stack check and of --check-env, which start the
+#              programs against that LibTorch and its CUDA 12 runtime.
 #   cuda       PyPI's LibTorch 2.11 cu130 from .venv-torch: every target, so
 #              each GPU source compiles and links; the CPU labels (unit, mpi,
 #              e2e, checkpoint, robustness) run against it, the Python tests
@@ -41,14 +45,16 @@ for arg in "$@"; do
 done
 set -- "${ctest_args[@]}"
 default_presets=cpu
-((all)) && default_presets="cpu cpu-debug cuda"
+((all)) && default_presets="cpu cpu-debug cuda12 cuda"
 read -r -a presets <<<"${CIFAR_PRESETS:-${CIFAR_PRESET:-$default_presets}}"
 werror=OFF
 [[ $all == 1 || -n ${CI:-} ]] && werror=ON
 setup_torch=0
+torch_flavours=()
 setup_sanitizers=0
 for p in "${presets[@]}"; do
-  [[ $p == cuda ]] && setup_torch=1
+  [[ $p == cuda ]] && setup_torch=1 && torch_flavours+=(cuda13)
+  [[ $p == cuda12 ]] && torch_flavours+=(cuda12)
   [[ $p == cpu-debug ]] && setup_sanitizers=1
 done
 CIFAR_SETUP_TORCH=0 CIFAR_SETUP_SANITIZERS=$setup_sanitizers bash tools/setup.sh
@@ -69,14 +75,15 @@ fi
 echo "== test.sh: gate: tools/lint.sh format floors shell"
 bash tools/lint.sh format floors shell ||
   { echo "== test.sh: the gate failed (above: each failure names its file and the fix); nothing was built" >&2; exit 1; }
-# PyPI's torch (2.6 GB of wheels to download and 4.6 GB to unpack on a new
-# machine, 80-190 s) installs in the background while the cpu preset builds
-# and tests, which do not use it; everything that does waits for it first.
+# PyPI's torch (per flavour about 3 GB of wheels to download and 5-7 GB to
+# unpack on a new machine, 80-190 s) installs in the background while the cpu
+# preset builds and tests, which do not use it; everything that does waits
+# for it first.
 torch_pid=
 torch_log=build/setup_torch.log
-if ((setup_torch)); then
+if ((${#torch_flavours[@]})); then
   mkdir -p build
-  bash tools/setup_torch.sh >"$torch_log" 2>&1 &
+  (for flavour in "${torch_flavours[@]}"; do bash tools/setup_torch.sh "$flavour" || exit; done) >"$torch_log" 2>&1 &
   torch_pid=$!
 fi
 wait_for_torch() {
@@ -90,10 +97,11 @@ wait_for_torch() {
 
 jobs=$(nproc)
 readonly kCpuLabels='unit|mpi|e2e|checkpoint|robustness'
+readonly kCuda12Tests='^(CudaStack|GpuBinding)\.|^program\.|^gpu_check\.dry_run$'
 failed=()
 for preset in "${presets[@]}"; do
   echo "== test.sh: preset $preset"
-  [[ $preset == cuda ]] && wait_for_torch
+  [[ $preset == cuda* ]] && wait_for_torch
   t0=$SECONDS
   cmake --preset "$preset" "-DCIFAR_WERROR=$werror"
   cmake --build --preset "$preset" -j "$jobs"
@@ -102,6 +110,12 @@ for preset in "${presets[@]}"; do
   # A failing preset does not stop the next one; the script fails at the end.
   if (($#)); then
     ctest --preset "$preset" -j 1 --timeout 600 "$@" || failed+=("$preset")
+  elif [[ $preset == cuda12 ]]; then
+    # The CUDA 12 flavour differs from cuda in its LibTorch and CUDA runtime
+    # alone, whose every test the cuda run has: here the programs start
+    # against them (--check-env, the placement, the CUDA stack's own check)
+    # and the GPU proof's dry run trains each path for a few steps.
+    ctest --preset "$preset" -j 1 --timeout 600 -R "$kCuda12Tests" || failed+=("$preset")
   elif [[ $preset == cpu-debug ]]; then
     # Its test preset selects unit|mpi|fuzz. The GoogleTest programs (one test
     # each) and the harnesses (one process, one core each) run two at a time,

@@ -26,6 +26,10 @@ int flavour_major(const std::string& flavour) {
 // The oldest driver branch each flavour runs on, for the fix.
 const char* oldest_driver(const std::string& flavour) { return flavour == "cuda12" ? "R525" : "R580"; }
 
+// Where each flavour's build comes from: the CMake preset and image named
+// after it (cuda13's are the plain "cuda").
+const char* preset_of(const std::string& flavour) { return flavour == "cuda12" ? "cuda12" : "cuda"; }
+
 // What a refusal of the loaded libraries says to do.
 constexpr const char* kLoadOne =
     "; load only the build's own (unset LD_LIBRARY_PATH or LD_PRELOAD entries that name another CUDA toolkit's or "
@@ -78,9 +82,9 @@ StackVerdict check_cuda_stack(const CudaStack& stack, bool uses_gpu) {
                         "update the NVIDIA driver: R525 or newer runs the cuda12 flavour, R580 or newer "
                         "the cuda13 flavour")
                   : strprintf(
-                        "use the %s flavour on this node (drivers %s or newer), or update the driver to %s or "
-                        "newer for the %s flavour",
-                        use.c_str(), oldest_driver(use), oldest_driver(stack.flavour), build);
+                        "use the %s flavour on this node (drivers %s or newer: the %s preset and image), or update "
+                        "the driver to %s or newer for the %s flavour",
+                        use.c_str(), oldest_driver(use), preset_of(use), oldest_driver(stack.flavour), build);
   return {false,
           strprintf("the NVIDIA driver supports CUDA up to %s, but this %s build runs CUDA %s%s, which needs a driver "
                     "for CUDA %d.0 or newer (CUDA would see no GPU: cudaErrorInsufficientDriver); %s",

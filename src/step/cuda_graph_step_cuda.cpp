@@ -2,9 +2,17 @@
 // cuda_graph_step.hpp). Compiled only where LibTorch has CUDA.
 #include <ATen/autocast_mode.h>
 #include <ATen/cuda/CUDAGraph.h>
-#include <c10/cuda/CUDAEvent.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
+// LibTorch 2.11 (the cuda flavour) moved CUDAEvent into c10; 2.10 (cuda12)
+// has it in ATen only.
+#if __has_include(<c10/cuda/CUDAEvent.h>)
+#include <c10/cuda/CUDAEvent.h>
+using TorchCudaEvent = c10::cuda::CUDAEvent;
+#else
+#include <ATen/cuda/CUDAEvent.h>
+using TorchCudaEvent = at::cuda::CUDAEvent;
+#endif
 
 #include "comm/agreement.hpp"
 #include "step/cuda_graph_step.hpp"
@@ -33,7 +41,7 @@ c10::cuda::CUDAStream current_stream(const torch::Device& device) {
 
 // `later` waits (on the device) for the work enqueued on `earlier` so far.
 void order_after(const c10::cuda::CUDAStream& earlier, const c10::cuda::CUDAStream& later) {
-  c10::cuda::CUDAEvent event;
+  TorchCudaEvent event;
   event.record(earlier);
   event.block(later);
 }
