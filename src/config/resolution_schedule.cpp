@@ -25,8 +25,8 @@ int whole_number(const std::string& word, const std::string& text, const char* w
 int checked_size(const std::string& word, const std::string& text) {
   const int size = whole_number(word, text, "pixels");
   if (size < kMinResolution || size > kMaxResolution)
-    refuse(text, "sizes must be between " + std::to_string(kMinResolution) + " and " +
-                     std::to_string(kMaxResolution) + " pixels, got " + word);
+    refuse(text, "sizes must be between " + std::to_string(kMinResolution) + " and " + std::to_string(kMaxResolution) +
+                     " pixels, got " + word);
   return size;
 }
 

@@ -14,8 +14,8 @@
 //            kNormBiasLrScale times larger learning rate (and as much smaller
 //            weight decay); BatchNorm momentum 0.6 (PyTorch's 0.4), eps 1e-12.
 //   head     max-pool 3, a 256 -> 10 linear layer without bias, times 1/9.
-//            With HeadKind::GlobalMax (--head global-max, the 2026 record's
-//            "E1" head) the maximum over the whole feature map instead: the
+//            With HeadKind::GlobalMax (--head global-max, the E1 record
+//            recipe's head) the maximum over the whole feature map instead: the
 //            same at 32 px, where the map is 3x3, and defined at any input
 //            size (a 24 px image leaves a 2x2 map, too small for max-pool 3).
 //

@@ -10,7 +10,7 @@
 // weights after each step's all-reduce, so every rank computes the same
 // average without communicating.
 //
-// The 2026 record recipe ("E1") averages its low-rate tail only: with
+// The E1 record recipe averages its low-rate tail only: with
 // last_steps the average starts as the weights `last_steps` steps before the
 // end, and pulls follow every `every` steps from there; with a constant
 // `decay` the ramp above is replaced by it (E1: 20 steps, every 4, 0.7).

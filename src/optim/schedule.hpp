@@ -10,7 +10,7 @@
 //              at the last step.
 //   linear   — linear warm-up, then linear decay from the peak to 0 at the
 //              last step (the Muon record recipes: peak x (1 - step/steps)).
-// Any of them with a low-rate tail (the 2026 record recipe's "E1"): the
+// Any of them with a low-rate tail (the E1 record recipe's): the
 // shape runs over the first total_steps - tail_steps steps, and the rate never
 // falls below floor x peak, where it holds in the tail.
 #pragma once
