@@ -298,6 +298,7 @@ std::vector<std::string> length_dependent_parts(const std::vector<std::string>& 
   const std::string schedule = value("schedule");
   if (!schedule.empty() && schedule != to_string(ScheduleKind::Constant))
     parts.push_back("the " + schedule + " schedule");
+  if (!value("lr-tail-epochs").empty() && value("lr-tail-epochs") != "0") parts.emplace_back("the low-rate tail");
   if (!value("lookahead-every").empty() && value("lookahead-every") != "0") parts.emplace_back("lookahead's decay");
   if (value("optimizer") == "muon") parts.emplace_back("Muon's progress (its target magnitude and rescale period)");
   return parts;

@@ -91,8 +91,8 @@ std::string elastic_resume_note(const Checkpoint& checkpoint, const RunIdentity&
 // The factor on --lr for `run`: its global batch per step over the one --lr is for.
 double lr_scale(const RunIdentity& run);
 // The parts of a run (its RunConfig::describe() lines) whose behaviour
-// follows its length in steps: a --schedule other than constant, lookahead's
-// decay, Muon's progress. Empty: a run made longer or shorter at a resume
+// follows its length in steps: a --schedule other than constant, the low-rate
+// tail, lookahead's decay, Muon's progress. Empty: a run made longer or shorter at a resume
 // continues exactly as the run of the new length would.
 std::vector<std::string> length_dependent_parts(const std::vector<std::string>& config_lines);
 // A warning for a resumed run whose length changed (--epochs, --max-steps)

@@ -26,6 +26,7 @@ enum class CropPadding { Zero, Reflect };
 enum class TtaMode { None, Mirror, MirrorTranslate, MirrorTranslateEqual };
 enum class OnNonFinite { Stop, Skip };        // a step whose averaged gradient is not finite
 enum class ElasticBatch { Global, PerRank };  // what a resume at another world size keeps
+enum class HeadKind { Pool3, GlobalMax };     // the speed94 models' pooling before the linear head
 
 // choice_names<E>(): every value of E with its option text, in --help order.
 template <typename E>
@@ -82,6 +83,11 @@ template <>
 struct ChoiceNames<ElasticBatch> {
   static constexpr std::array<std::pair<ElasticBatch, const char*>, 2> values{
       {{ElasticBatch::Global, "global"}, {ElasticBatch::PerRank, "per-rank"}}};
+};
+template <>
+struct ChoiceNames<HeadKind> {
+  static constexpr std::array<std::pair<HeadKind, const char*>, 2> values{
+      {{HeadKind::Pool3, "pool3"}, {HeadKind::GlobalMax, "global-max"}}};
 };
 
 template <typename E>

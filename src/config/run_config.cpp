@@ -46,6 +46,10 @@ void validate(boost::any& out, const std::vector<std::string>& values, E*, int) 
   out = *value;
 }
 
+void validate(boost::any& out, const std::vector<std::string>& values, ResolutionSchedule*, int) {
+  out = ResolutionSchedule::parse(po::validators::get_single_string(values));
+}
+
 void validate(boost::any& out, const std::vector<std::string>& values, ResumeRequest*, int) {
   out = ResumeRequest::parse(po::validators::get_single_string(values));
 }
@@ -139,6 +143,10 @@ void visit_data_options(DataConfig& d, const RegisteredNames& names, Visitor&& v
         std::to_string(kMaxPrefetchBatches) + ")");
   v(s, "data-on-device", d.on_device, kMayChange,
     "GPUs: hold the uint8 splits on the device and gather, augment and normalise there (no CPU in the loop)");
+  v(s, "resolution-schedule", d.resolution, kDefinesRun,
+    "train epochs at smaller sizes: \"24:3,28:3,32\" resizes the whole training image (bilinear, after the "
+    "augmentation) to 24 px for epochs 0-2, 28 px for 3-5, then 32 px; evaluation stays at 32 px. Needs a "
+    "model that takes any size (--head global-max) (empty: 32 px throughout)");
 }
 
 template <typename Visitor>
@@ -146,6 +154,9 @@ void visit_model_options(ModelConfig& m, const RegisteredNames& names, Visitor&&
   v(Section::Model, "model", m.name, kDefinesRun, "model: " + one_of(names.models));
   v(Section::Model, "channels-last", m.channels_last, kMayChange,
     "use the channels_last memory format for convolutions");
+  v(Section::Model, "head", m.head, kDefinesRun,
+    "speed94 models: pool3 (max-pool 3 before the linear layer: 32 px inputs) | global-max (the maximum over the "
+    "whole feature map: any input size, as --resolution-schedule needs)");
 }
 
 template <typename Visitor>
@@ -198,6 +209,17 @@ void visit_optim_options(OptimConfig& o, const RegisteredNames& names, Visitor&&
   v(s, "lookahead-every", o.lookahead_every, kDefinesRun,
     "every N optimiser steps, pull the weights towards their running average, more strongly as the run ends, "
     "and end on the average (0: off)");
+  v(s, "lookahead-decay", o.lookahead_decay, kDefinesRun,
+    "lookahead: average = this x average + (1 - this) x weights at every pull, a constant in (0, 1) (0: the ramp "
+    "0.95^N x progress^3)");
+  v(s, "lookahead-last-steps", o.lookahead_last_steps, kDefinesRun,
+    "lookahead only over the run's last N optimiser steps: the average starts as the weights there, pulls follow "
+    "every --lookahead-every steps (0: the whole run)");
+  v(s, "lr-tail-epochs", o.lr_tail_epochs, kDefinesRun,
+    "a low-rate tail: the schedule (and Muon's progress) ends this many epochs before the last step, and the rate "
+    "holds at --lr-floor x the peak after it (0: no tail)");
+  v(s, "lr-floor", o.lr_floor, kDefinesRun,
+    "the schedule's rate never falls below this fraction of the peak, in [0, 1) (0: no floor)");
   v(s, "fused-optimizer", o.fused, kMayChange,
     "Adam/SGD with the learning rate and step count in device tensors, stepped by ATen's fused multi-tensor "
     "kernels (LibTorch >= 2.4; plain tensor math before): the optimiser a CUDA graph can capture. Equal to the "
@@ -290,6 +312,7 @@ void visit_options(RunConfig& c, const RegisteredNames& names, Visitor&& v) {
 std::string text(const std::string& s) { return s.empty() ? "\"\"" : s; }
 std::string text(bool b) { return b ? "true" : "false"; }
 std::string text(const ResumeRequest& r) { return r.text(); }
+std::string text(const ResolutionSchedule& r) { return text(r.text()); }
 // The shortest text that reads back as the same double: 0.001, not
 // 0.0010000000000000000208, yet 0.0012345678 and 0.0012345679 stay apart
 // (a resumed run compares these texts).
@@ -516,6 +539,8 @@ std::vector<std::string> inert_options(const po::variables_map& vm, const RunCon
   note_each({"muon-lr", "muon-momentum", "muon-weight-decay", "muon-matrices"}, c.optim.optimizer != "muon",
             "without --optimizer muon (it is " + c.optim.optimizer + ")");
   note_each({"brightness-jitter", "contrast-jitter"}, !c.data.augment, "without --augment true");
+  note_each({"lookahead-decay", "lookahead-last-steps"}, c.optim.lookahead_every == 0,
+            "without --lookahead-every (it is 0)");
   note_each({"fused-optimizer"}, c.optim.optimizer == "muon" && c.optim.fused,
             "with --optimizer muon, which has no fused form");
   return notes;
@@ -651,6 +676,12 @@ void validate_training(const TrainingConfig& t, const OptimConfig& o, const Regi
   require(o.warmup_epochs >= 0 && o.warmup_epochs <= t.epochs,
           "--warmup-epochs must be between 0 and --epochs (" + text(t.epochs) + "), got " + text(o.warmup_epochs));
   require(o.lookahead_every >= 0, "--lookahead-every must be 0 (off) or positive");
+  require(o.lookahead_decay >= 0 && o.lookahead_decay < 1, "--lookahead-decay must be in [0, 1) (0: the ramp)");
+  require(o.lookahead_last_steps >= 0, "--lookahead-last-steps must be 0 (the whole run) or positive");
+  require(
+      o.lr_tail_epochs >= 0 && o.lr_tail_epochs < t.epochs,
+      "--lr-tail-epochs must be at least 0 and below --epochs (" + text(t.epochs) + "), got " + text(o.lr_tail_epochs));
+  require(o.lr_floor >= 0 && o.lr_floor < 1, "--lr-floor must be in [0, 1) (got " + text(o.lr_floor) + ")");
   require(o.muon_lr > 0, "--muon-lr must be positive (got " + text(o.muon_lr) + ")");
   require(o.muon_momentum >= 0 && o.muon_momentum < 1, "--muon-momentum must be in [0, 1)");
   require(o.muon_weight_decay >= 0, "--muon-weight-decay must not be negative");
@@ -711,6 +742,9 @@ void validate(const RunConfig& c, const RegisteredNames& names) {
   require(c.checkpoint.keep >= 1, "--keep-checkpoints must be at least 1");
   require(c.data.brightness_jitter >= 0 && c.data.contrast_jitter >= 0 && c.data.contrast_jitter < 1,
           "--brightness-jitter must not be negative and --contrast-jitter must be in [0, 1)");
+  require(c.data.resolution.empty() || c.model.head == HeadKind::GlobalMax,
+          "--resolution-schedule trains at sizes other than 32 px: it needs --head global-max, whose pooling takes "
+          "any size");
   validate_names_and_paths(c, names);
 }
 

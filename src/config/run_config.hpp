@@ -21,6 +21,7 @@
 
 #include "config/choices.hpp"
 #include "config/registered_names.hpp"
+#include "config/resolution_schedule.hpp"
 
 namespace cifar {
 
@@ -44,13 +45,15 @@ struct DataConfig {
   double contrast_jitter = 0;    // with augment: then multiplied, uniform in 1 +- this
   bool drop_last = false;
   NormalizeKind normalize = NormalizeKind::Recipe;
-  int prefetch_batches = 2;  // prepared ahead by one background thread per rank; 0: inline
-  bool on_device = true;     // GPUs: keep the uint8 splits on the device (--data-on-device)
+  int prefetch_batches = 2;       // prepared ahead by one background thread per rank; 0: inline
+  bool on_device = true;          // GPUs: keep the uint8 splits on the device (--data-on-device)
+  ResolutionSchedule resolution;  // training images resized per epoch (empty: the stored 32 px)
 };
 
 struct ModelConfig {
   std::string name = "convnet";  // --model: a name in the model registry (model/model.hpp)
   bool channels_last = true;
+  HeadKind head = HeadKind::Pool3;  // speed94 models: max-pool 3, or the global maximum (any input size)
 };
 
 // How long the run is and what one step computes.
@@ -84,8 +87,12 @@ struct OptimConfig {
   double weight_decay = 0.0;
   ScheduleKind schedule = ScheduleKind::Constant;
   double warmup_epochs = 0.0;
-  int lookahead_every = 0;  // pull the weights towards their running average every N steps (0: off)
-  bool fused = false;       // --fused-optimizer: the graph-safe Adam/SGD (optim/fused_optimizer.hpp)
+  int lookahead_every = 0;        // pull the weights towards their running average every N steps (0: off)
+  double lookahead_decay = 0;     // > 0: that constant decay instead of the ramp
+  long lookahead_last_steps = 0;  // > 0: only over the run's last N steps, the average starting there
+  double lr_tail_epochs = 0;      // the schedule ends this many epochs early; its rate then holds at lr_floor
+  double lr_floor = 0;            // the schedule's rate never falls below this fraction of the peak
+  bool fused = false;             // --fused-optimizer: the graph-safe Adam/SGD (optim/fused_optimizer.hpp)
   // --optimizer muon (optim/muon.hpp): the orthogonalised groups' peak rate,
   // momentum and decoupled weight decay; whether 2-d matrices join the filters.
   double muon_lr = 0.02;

@@ -91,6 +91,12 @@ AugmentDraws BatchLoader::draw(int64_t begin, int64_t size) {
   return draws;
 }
 
+torch::Tensor BatchLoader::finish_images(const torch::Tensor& cropped, const AugmentDraws& draws) const {
+  const torch::Tensor images =
+      apply_jitter(normalize_batch(cropped, options_.normalization, options_.memory_format), draws);
+  return resize_batch(images, options_.resolution.size_at(options_.epoch), options_.memory_format);
+}
+
 std::optional<Batch> BatchLoader::produce() {
   if (produced_ >= num_batches_) return std::nullopt;
   const int64_t begin = produced_ * batch_size_;
@@ -105,12 +111,11 @@ std::optional<Batch> BatchLoader::produce() {
   if (options_.augment) draws = draw(begin, size);
   if (resident()) {
     if (options_.augment) raw = crop_and_flip_gather(raw, draws, options_.pad, options_.padding);
-    batch.images = apply_jitter(normalize_batch(raw, options_.normalization, options_.memory_format), draws);
+    batch.images = finish_images(raw, draws);
     return batch;
   }
   if (options_.augment) raw = crop_and_flip(raw, draws, options_.pad, options_.padding);
-  batch.images = copy_to_device(
-      apply_jitter(normalize_batch(raw, options_.normalization, options_.memory_format), draws), device_);
+  batch.images = copy_to_device(finish_images(raw, draws), device_);
   batch.labels = copy_to_device(batch.labels, device_);
   return batch;
 }

@@ -27,6 +27,7 @@
 #include <optional>
 #include <vector>
 
+#include "config/resolution_schedule.hpp"
 #include "data/batch_transform.hpp"
 #include "data/hdf5_dataset.hpp"
 #include "data/prefetcher.hpp"
@@ -40,6 +41,7 @@ struct LoaderOptions {
   CropPadding padding = CropPadding::Zero;
   FlipMode flip = FlipMode::Random;  // Alternating: alternating_flips() of the sample indices
   Jitter jitter;                     // with augment: brightness and contrast of the normalised batch
+  ResolutionSchedule resolution;     // the batches' size per epoch, resized last (empty: as stored)
   uint64_t seed = 0;                 // with rank and epoch, seeds the augmentation stream
   int rank = 0;
   int64_t epoch = 0;
@@ -64,7 +66,7 @@ struct LoaderOptions {
 };
 
 struct Batch {
-  torch::Tensor images;   // float [b,3,32,32] on the loader's device
+  torch::Tensor images;   // float [b,3,32,32] on the loader's device (smaller with a resolution schedule)
   torch::Tensor labels;   // int64 [b] on the loader's device
   torch::Tensor indices;  // int64 [b] on the CPU: the samples' indices in the split (for the test-only trace)
 };
@@ -89,6 +91,8 @@ class BatchLoader {
   bool resident() const { return options_.resident; }
   void skip_batches(int64_t count);                // advances to batch `count`, drawing and discarding augmentations
   AugmentDraws draw(int64_t begin, int64_t size);  // the augmentation of the batch at `begin`
+  // uint8 cropped batch -> float: normalised, jittered, resized to the epoch's size.
+  torch::Tensor finish_images(const torch::Tensor& cropped, const AugmentDraws& draws) const;
 
   torch::Tensor images_, labels_;  // the whole split, uint8 [N,3,32,32] and int64 [N]
   torch::Tensor indices_;          // int64 [num indices], on the split's device

@@ -184,4 +184,14 @@ torch::Tensor normalize_batch(const torch::Tensor& images, const Normalization& 
   return images.to(torch::kFloat).div_(divisor).sub_(mean_t).div_(std_t).contiguous(format);
 }
 
+torch::Tensor resize_batch(const torch::Tensor& images, int64_t size, torch::MemoryFormat format) {
+  CIFAR_CHECK(images.dim() == 4 && images.is_floating_point(), DataError,
+              "resize_batch expects a float batch [B,C,H,W]");
+  if (size == 0 || (images.size(2) == size && images.size(3) == size)) return images;
+  namespace F = torch::nn::functional;
+  const auto options =
+      F::InterpolateFuncOptions().size(std::vector<int64_t>{size, size}).mode(torch::kBilinear).align_corners(false);
+  return F::interpolate(images, options).contiguous(format);
+}
+
 }  // namespace cifar

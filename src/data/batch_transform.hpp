@@ -4,6 +4,8 @@
 //     with zero (or reflected) padding followed by RandomHorizontalFlip(0.5),
 //     one draw per sample. A tight row-copy loop, memcpy-bound on uint8, where the
 //     equivalent tensor gathers cost far more (dev/bench/loader_bench).
+//   resize_batch (float -> float, any device): the whole image resized for
+//     --resolution-schedule, after the rest of the augmentation.
 //   normalize_batch (uint8 -> float, any device): out = (pixel / 255 - mean[c]) / std[c],
 //     as batched tensor ops in torchvision's order (ToTensor, then Normalize),
 //     each step rounded to float as there, so the batch is bit-identical to the
@@ -83,5 +85,13 @@ torch::Tensor copy_to_device(const torch::Tensor& host, torch::Device device);
 // (channels_last for the convolutions, so the trainer need not copy the batch).
 torch::Tensor normalize_batch(const torch::Tensor& images, const Normalization& normalization,
                               torch::MemoryFormat format = torch::MemoryFormat::Contiguous);
+
+// float [B,C,H,W] -> float [B,C,size,size] in `format`: the whole image
+// resized by bilinear interpolation, as the record recipe's
+// F.interpolate(mode="bilinear", align_corners=False) does it (no
+// antialiasing: the downsampling reads at most 2x2 pixels per output pixel).
+// Unchanged when `size` is 0 or already the batch's.
+torch::Tensor resize_batch(const torch::Tensor& images, int64_t size,
+                           torch::MemoryFormat format = torch::MemoryFormat::Contiguous);
 
 }  // namespace cifar

@@ -61,6 +61,7 @@ LoaderOptions loader_options(const DataConfig& data, torch::Device device, const
   o.padding = data.crop_padding;
   o.flip = data.flip;
   o.jitter = Jitter{data.brightness_jitter, data.contrast_jitter};
+  o.resolution = data.resolution;
   o.seed = seed;
   o.drop_last = data.drop_last;
   o.prefetch_depth = static_cast<size_t>(data.prefetch_batches);

@@ -3,6 +3,8 @@
 
 #include <torch/nn/init.h>
 
+#include "util/error.hpp"
+
 namespace cifar {
 namespace {
 
@@ -78,8 +80,22 @@ Speed94::Speed94(const Speed94Options& options) : Model("Speed94"), options_(opt
 torch::Tensor Speed94::forward(const torch::Tensor& x) {
   auto h = torch::gelu(whiten_->forward(x));
   h = block3_->forward(block2_->forward(block1_->forward(h)));
-  h = torch::max_pool2d(h, 3).flatten(1);
-  return head_->forward(h) * options_.head_scale;
+  return head_->forward(pool_features(h, options_.head)) * options_.head_scale;
+}
+
+torch::Tensor pool_features(const torch::Tensor& map, HeadKind head) {
+  // max over the flattened map, as the record recipe's head: its gradient goes to one maximum, as max-pool's does
+  if (head == HeadKind::GlobalMax) return std::get<0>(map.flatten(2).max(2));
+  return torch::max_pool2d(map, 3).flatten(1);
+}
+
+void choose_head(Model& model, HeadKind head) {
+  if (head == HeadKind::Pool3) return;
+  auto* speed94 = dynamic_cast<Speed94*>(&model);
+  CIFAR_CHECK(
+      speed94, ConfigError,
+      std::string("--head ") + to_string(head) + " is a choice of the speed94 models only; this model has one head");
+  speed94->set_head(head);
 }
 
 std::vector<ParameterGroup> Speed94::parameter_groups() {

@@ -14,6 +14,10 @@
 //            kNormBiasLrScale times larger learning rate (and as much smaller
 //            weight decay); BatchNorm momentum 0.6 (PyTorch's 0.4), eps 1e-12.
 //   head     max-pool 3, a 256 -> 10 linear layer without bias, times 1/9.
+//            With HeadKind::GlobalMax (--head global-max, the E1 record
+//            recipe's head) the maximum over the whole feature map instead: the
+//            same at 32 px, where the map is 3x3, and defined at any input
+//            size (a 24 px image leaves a 2x2 map, too small for max-pool 3).
 //
 // speed94_muon is the same network as the Hiverge record (hiverge/cifar10-
 // speedrun) trains it with Muon (Speed94Options::hiverge()): SiLU in the
@@ -25,6 +29,7 @@
 // times 1/256.
 #pragma once
 
+#include "config/choices.hpp"
 #include "model/model.hpp"
 
 namespace cifar {
@@ -41,6 +46,7 @@ struct Speed94Options {
   double head_lr_scale = 0;                  // > 0: the head is a group of its own with this multiplier
   double head_scale = 1.0 / 9.0;             // the logits' factor
   double head_init_std = 0;                  // > 0: the head's weights rescaled to this standard deviation
+  HeadKind head = HeadKind::Pool3;           // the pooling before the head's linear layer
 
   static Speed94Options airbench() { return {}; }
   static Speed94Options hiverge();
@@ -69,6 +75,7 @@ class Speed94 : public Model {
   int64_t initialization_images() const override { return options_.whiten_images; }
   // Sets the whitening filters from `images`.
   void initialize_from_data(const torch::Tensor& images) override;
+  void set_head(HeadKind head) { options_.head = head; }
 
  private:
   Speed94Options options_;
@@ -76,6 +83,15 @@ class Speed94 : public Model {
   std::shared_ptr<Speed94Block> block1_, block2_, block3_;
   torch::nn::Linear head_{nullptr};
 };
+
+// The head's pooling of the last block's map [B,C,H,W] -> features [B,C]:
+// Pool3 max-pools 3x3 windows (one window at 32 px: C features), GlobalMax
+// takes each channel's maximum over the whole map, whatever its size.
+torch::Tensor pool_features(const torch::Tensor& map, HeadKind head);
+
+// --head for `model`: ConfigError unless it is a speed94 model (the other
+// models have one head) or `head` is the default.
+void choose_head(Model& model, HeadKind head);
 
 // The activation `a` of `x`.
 torch::Tensor activate(const torch::Tensor& x, Activation a);

@@ -8,8 +8,9 @@
 
 namespace cifar {
 
-Lookahead::Lookahead(Model& model, int every, long total_steps) : every_(every), total_steps_(total_steps) {
-  if (every_ <= 0) return;
+Lookahead::Lookahead(Model& model, const LookaheadOptions& options, long total_steps)
+    : options_(options), total_steps_(total_steps) {
+  if (options_.every <= 0) return;
   torch::NoGradGuard no_grad;
   for (const auto& [name, tensor] : state_entries(model)) {
     if (!tensor.is_floating_point()) continue;  // e.g. BatchNorm's step counter
@@ -24,11 +25,23 @@ double Lookahead::decay(int every, long steps_done, long total_steps) {
 }
 
 void Lookahead::after_step(long steps_done) {
-  if (every_ > 0 && steps_done % every_ == 0) pull(decay(every_, steps_done, total_steps_));
+  if (options_.every <= 0) return;
+  const long start = start_step();
+  if (start > 0 && steps_done == start) {
+    restart_average();
+    return;
+  }
+  if (steps_done <= start || (steps_done - start) % options_.every != 0) return;
+  pull(options_.decay > 0 ? options_.decay : decay(options_.every, steps_done, total_steps_));
+}
+
+void Lookahead::restart_average() {
+  torch::NoGradGuard no_grad;
+  for (size_t i = 0; i < state_.size(); ++i) average_[i].copy_(state_[i]);
 }
 
 void Lookahead::finish() {
-  if (every_ > 0) pull(1.0);
+  if (options_.every > 0) pull(1.0);
 }
 
 void Lookahead::pull(double decay) {

@@ -9,10 +9,16 @@
 // falls; the run ends on the average (finish()). Every rank holds the same
 // weights after each step's all-reduce, so every rank computes the same
 // average without communicating.
+//
+// The E1 record recipe averages its low-rate tail only: with
+// last_steps the average starts as the weights `last_steps` steps before the
+// end, and pulls follow every `every` steps from there; with a constant
+// `decay` the ramp above is replaced by it (E1: 20 steps, every 4, 0.7).
 #pragma once
 
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <vector>
 
 #include "model/model.hpp"
@@ -20,15 +26,22 @@
 
 namespace cifar {
 
+struct LookaheadOptions {
+  int every = 0;        // 0: off
+  double decay = 0;     // > 0: this constant instead of the ramp
+  long last_steps = 0;  // > 0: only over the run's last this many steps
+};
+
 class Lookahead : public Stateful {
  public:
   // Its checkpoint entry: the running average, as CPU tensors (absent when off).
   static constexpr const char* kAverageKey = "lookahead";
 
   // every == 0: off (every call does nothing).
-  Lookahead(Model& model, int every, long total_steps);
+  Lookahead(Model& model, int every, long total_steps) : Lookahead(model, LookaheadOptions{every}, total_steps) {}
+  Lookahead(Model& model, const LookaheadOptions& options, long total_steps);
 
-  bool enabled() const { return every_ > 0; }
+  bool enabled() const { return options_.every > 0; }
   // After optimiser step number `steps_done` (1-based).
   void after_step(long steps_done);
   // The run's end: the weights become the average.
@@ -45,8 +58,11 @@ class Lookahead : public Stateful {
 
  private:
   void pull(double decay);
+  void restart_average();  // the average becomes the weights
+  // The step after which the average starts (as the weights), 0: construction.
+  long start_step() const { return options_.last_steps > 0 ? std::max(0L, total_steps_ - options_.last_steps) : 0; }
 
-  int every_;
+  LookaheadOptions options_;
   long total_steps_;
   std::vector<torch::Tensor> state_;    // the model's floating-point parameters and buffers
   std::vector<torch::Tensor> average_;  // their running average

@@ -198,7 +198,9 @@ void Muon::step_muon() {
     const torch::Tensor u = o.nesterov() ? grad.add(m.buffer, o.momentum()) : m.buffer;
     updates.push_back(u.reshape({m.rows, m.cols}));
   }
-  const torch::Tensor target = 0.5012 * (1 - progress) + 0.0786 * progress;  // target_magnitude()
+  // target_magnitude(), held at its end in a low-rate tail past total_steps_ (as the record recipe)
+  const torch::Tensor ended = progress.clamp_max(1.0);
+  const torch::Tensor target = 0.5012 * (1 - ended) + 0.0786 * ended;
   const std::vector<torch::Tensor> directions = orthogonalized(updates, target);
   // The norm rescale, due every 2 + floor(15 progress) steps.
   const torch::Tensor due = (step_ - last_rescale_) >= (2 + torch::floor(15 * progress));

@@ -16,10 +16,10 @@ double linear(double from, double to, double fraction) {
   const double f = std::clamp(fraction, 0.0, 1.0);
   return from * (1 - f) + to * f;
 }
-}  // namespace
 
-double learning_rate(const ScheduleOptions& o, long step) {
-  const long total = std::max(1L, o.total_steps);
+// The rate of the schedule's shape, before the floor.
+double shape_rate(const ScheduleOptions& o, long step) {
+  const long total = std::max(1L, o.shape_steps());
   if (o.kind == ScheduleKind::Triangle) {
     const long up = o.warmup_steps > 0 ? o.warmup_steps : static_cast<long>(0.23 * static_cast<double>(total));
     if (step < up) return o.peak_lr * linear(0.2, 1.0, static_cast<double>(step) / static_cast<double>(up));
@@ -43,6 +43,13 @@ double learning_rate(const ScheduleOptions& o, long step) {
     return cosine(o.peak_lr, 0.0, static_cast<double>(step - o.warmup_steps) / std::max(1L, total - o.warmup_steps));
   }
   return o.peak_lr;
+}
+
+}  // namespace
+
+double learning_rate(const ScheduleOptions& o, long step) {
+  const double rate = shape_rate(o, step);
+  return o.floor > 0 ? std::max(rate, o.floor * o.peak_lr) : rate;
 }
 
 }  // namespace cifar

@@ -10,6 +10,9 @@
 //              at the last step.
 //   linear   — linear warm-up, then linear decay from the peak to 0 at the
 //              last step (the Muon record recipes: peak x (1 - step/steps)).
+// Any of them with a low-rate tail (the E1 record recipe's): the
+// shape runs over the first total_steps - tail_steps steps, and the rate never
+// falls below floor x peak, where it holds in the tail.
 #pragma once
 
 #include "config/choices.hpp"
@@ -21,6 +24,10 @@ struct ScheduleOptions {
   double peak_lr = 1e-3;
   long total_steps = 1;
   long warmup_steps = 0;
+  long tail_steps = 0;  // the last steps, after the shape's end
+  double floor = 0;     // fraction of peak_lr
+  // The steps the shape runs over (Muon's progress runs over them too).
+  long shape_steps() const { return total_steps - tail_steps; }
 };
 
 double learning_rate(const ScheduleOptions& options, long step);

@@ -13,8 +13,9 @@
 // run fills in place from the loader's batch, on the compute stream; its
 // loss is a static tensor that the next replay overwrites (read it, or add
 // it to device sums, before then — stream order does that). Batches of
-// another shape (the epoch's last, partial batch) run eagerly, as does
-// evaluation. Host-side bookkeeping (step counts, lookahead, checkpoints)
+// another batch size (the epoch's last, partial batch) run eagerly, as does
+// evaluation; each image size (--resolution-schedule) warms up and captures
+// a graph of its own. Host-side bookkeeping (step counts, lookahead, checkpoints)
 // stays outside the graph; the learning rate reaches it through the
 // optimiser's device tensor.
 //

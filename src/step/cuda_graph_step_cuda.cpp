@@ -14,6 +14,8 @@ using TorchCudaEvent = c10::cuda::CUDAEvent;
 using TorchCudaEvent = at::cuda::CUDAEvent;
 #endif
 
+#include <map>
+
 #include "comm/agreement.hpp"
 #include "step/cuda_graph_step.hpp"
 #include "util/error.hpp"
@@ -27,10 +29,15 @@ struct GraphedStep::Impl {
   Communicator& control;
   Communicator& comm;
   c10::cuda::CUDAStream side;  // warm-up and capture: graphs are captured off the default stream
-  int warmups_done = 0;
-  Batch inputs;        // static: the graph reads its batch here
-  torch::Tensor loss;  // static: the graph writes its loss here
-  std::unique_ptr<at::cuda::CUDAGraph> graph;
+  // The step captured for one image size: a graph replays fixed shapes only,
+  // and --resolution-schedule trains epochs at several sizes.
+  struct SizedStep {
+    int warmups_done = 0;
+    Batch inputs;        // static: the graph reads its batch here
+    torch::Tensor loss;  // static: the graph writes its loss here
+    std::unique_ptr<at::cuda::CUDAGraph> graph;
+  };
+  std::map<int64_t, SizedStep> by_size;  // keyed by the images' height
 };
 
 namespace {
@@ -96,7 +103,7 @@ void capture(at::cuda::CUDAGraph& graph, const GraphedStep::Body& body, const Ba
 }  // namespace
 
 GraphedStep::GraphedStep(torch::Device device, Communicator& control, Communicator& comm)
-    : impl_(new Impl{device, control, comm, c10::cuda::getStreamFromPool(false, device.index()), 0, {}, {}, {}}) {}
+    : impl_(new Impl{device, control, comm, c10::cuda::getStreamFromPool(false, device.index()), {}}) {}
 
 GraphedStep::~GraphedStep() = default;
 
@@ -104,11 +111,16 @@ bool GraphedStep::fits(const Batch& batch, int64_t full_batch_size) const {
   return batch.labels.size(0) == full_batch_size;
 }
 
-bool GraphedStep::captured() const { return impl_->graph != nullptr; }
+bool GraphedStep::captured() const {
+  for (const auto& [size, step] : impl_->by_size)
+    if (step.graph) return true;
+  return false;
+}
 
 torch::Tensor GraphedStep::run(const Batch& batch, const Body& body) {
-  Impl& s = *impl_;
-  if (!s.inputs.images.defined()) {  // the loader's layout (channels_last or not) is kept
+  Impl& impl = *impl_;
+  Impl::SizedStep& s = impl.by_size[batch.images.size(2)];  // a new size warms up and captures its own graph
+  if (!s.inputs.images.defined()) {                         // the loader's layout (channels_last or not) is kept
     s.inputs.images = torch::empty_like(batch.images);
     s.inputs.labels = torch::empty_like(batch.labels);
   }
@@ -117,15 +129,15 @@ torch::Tensor GraphedStep::run(const Batch& batch, const Body& body) {
   if (!s.graph && s.warmups_done < kWarmupSteps) {
     ++s.warmups_done;
     torch::Tensor loss;
-    on_side_stream(s.side, s.device, [&] { loss = body(s.inputs); });
+    on_side_stream(impl.side, impl.device, [&] { loss = body(s.inputs); });
     return loss;
   }
   if (!s.graph) {
     // Every rank captures at the same step; if any fails, all stop with its message.
-    agree_on(s.control, [&] {
+    agree_on(impl.control, [&] {
       try {
         auto graph = std::make_unique<at::cuda::CUDAGraph>();
-        on_side_stream(s.side, s.device, [&] { capture(*graph, body, s.inputs, s.loss); });
+        on_side_stream(impl.side, impl.device, [&] { capture(*graph, body, s.inputs, s.loss); });
         s.graph = std::move(graph);
       } catch (const c10::Error& e) {
         throw Error(std::string("capturing the training step as a CUDA graph failed: ") + e.what_without_backtrace() +
@@ -134,7 +146,7 @@ torch::Tensor GraphedStep::run(const Batch& batch, const Body& body) {
     });
   }
   s.graph->replay();
-  s.comm.watch_device_work("training step (CUDA graph replay)");
+  impl.comm.watch_device_work("training step (CUDA graph replay)");
   return s.loss;
 }
 

@@ -3,11 +3,14 @@
 // save_outputs().
 #include "train/trainer.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <limits>
 
 #include "comm/agreement.hpp"
 #include "comm/mpi_communicator.hpp"
 #include "gpu/cuda_stack.hpp"
+#include "model/speed94.hpp"
 #include "mpi/mpi_main.hpp"
 #include "optim/optimizer.hpp"
 #include "outputs/model_file.hpp"
@@ -98,6 +101,7 @@ void Trainer::load_data(const MpiEnvironment& env) {
 void Trainer::build_model() {
   torch::manual_seed(static_cast<uint64_t>(config_.training.seed));
   model_ = make_model(config_.model.name);
+  choose_head(*model_, config_.model.head);
   if (const int64_t n = std::min(model_->initialization_images(), data_.train.size()); n > 0) {
     model_->initialize_from_data(normalize_batch(data_.train.images.narrow(0, 0, n).cpu(), data_.normalization));
   }
@@ -111,7 +115,9 @@ void Trainer::build_model() {
   const std::vector<ParameterGroup> groups = model_->parameter_groups();
   parameters_ = trainable_parameters(groups);
   optimizer_ = std::make_unique<Optimizer>(built_optimizer_config(config_), groups);
-  lookahead_ = std::make_unique<Lookahead>(*model_, config_.optim.lookahead_every, plan_.total_steps);
+  const LookaheadOptions lookahead{config_.optim.lookahead_every, config_.optim.lookahead_decay,
+                                   config_.optim.lookahead_last_steps};
+  lookahead_ = std::make_unique<Lookahead>(*model_, lookahead, plan_.total_steps);
 }
 
 void Trainer::build_communication(const MpiEnvironment& env) {
@@ -146,9 +152,15 @@ void Trainer::resume() {
 // --elastic-batch per-rank resume (exactly 1 otherwise), over the run's
 // optimiser steps.
 void Trainer::plan_schedule() {
-  schedule_ = ScheduleOptions{config_.optim.schedule, config_.optim.lr * resumption_.lr_scale, plan_.total_steps,
-                              plan_.warmup_steps};
-  optimizer_->set_total_steps(plan_.total_steps);
+  const auto tail_steps = static_cast<long>(
+      std::ceil(config_.optim.lr_tail_epochs * static_cast<double>(plan_.steps_per_epoch)));  // E1: 0.375 x 32 = 12
+  schedule_ = ScheduleOptions{config_.optim.schedule,
+                              config_.optim.lr * resumption_.lr_scale,
+                              plan_.total_steps,
+                              plan_.warmup_steps,
+                              std::min(tail_steps, std::max(0L, plan_.total_steps - 1)),
+                              config_.optim.lr_floor};
+  optimizer_->set_total_steps(schedule_.shape_steps());
 }
 
 void Trainer::announce() const {

@@ -26,6 +26,12 @@ identical() {
   echo "--- $3"
   compare "$1" "$2" 0 "$3: parameters differ"
 }
+# same A B DESCRIPTION: byte-identical model files (compare_models reads
+# convnet files only; the speed94 models are compared this way).
+same() {
+  echo "--- $3"
+  cmp "$1" "$2" || fail "$3: the model files differ"
+}
 expect_in() {  # expect_in FILE REGEX
   grep -Eq -- "$2" "$1" || { cat "$1"; fail "$1 lacks /$2/"; }
 }

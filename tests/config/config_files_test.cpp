@@ -79,6 +79,28 @@ TEST(ConfigFiles, ResNet18UsesNesterovSgdWithAugmentation) {
   EXPECT_EQ(c.training.batch_size, 128);
 }
 
+// e1.ini is speed94_muon.ini with the record's pieces: the resolution
+// schedule, the global max-pool head, the low-rate tail and its average.
+TEST(ConfigFiles, E1IsTheHivergeRecipeWithTheRecordsPieces) {
+  const RunConfig c = parse_file(paths::join(kConfigDir, "e1.ini"));
+  const RunConfig hiverge = parse_file(paths::join(kConfigDir, "speed94_muon.ini"));
+  EXPECT_EQ(c.model.name, hiverge.model.name);
+  EXPECT_EQ(c.model.head, HeadKind::GlobalMax);
+  EXPECT_EQ(c.data.resolution.text(), "24:3,28:3,32");
+  EXPECT_EQ(c.training.global_batch_size, 1536);
+  EXPECT_EQ(c.training.max_steps, 284) << "ceil(8.875 x 32)";
+  EXPECT_DOUBLE_EQ(c.optim.lr_tail_epochs, 0.375) << "the decay ends at ceil(8.5 x 32) = 272";
+  EXPECT_DOUBLE_EQ(c.optim.lr_floor, 0.05);
+  EXPECT_DOUBLE_EQ(c.optim.muon_lr, 0.2255);
+  EXPECT_EQ(c.optim.lookahead_every, 4);
+  EXPECT_DOUBLE_EQ(c.optim.lookahead_decay, 0.7);
+  EXPECT_EQ(c.optim.lookahead_last_steps, 20) << "8 steps before the decay's end";
+  EXPECT_EQ(c.training.tta, TtaMode::MirrorTranslateEqual);
+  EXPECT_DOUBLE_EQ(c.training.tta_fraction, 1.0) << "the harness's six views for every test image";
+  EXPECT_DOUBLE_EQ(c.optim.lr, hiverge.optim.lr);
+  EXPECT_DOUBLE_EQ(c.data.brightness_jitter, hiverge.data.brightness_jitter);
+}
+
 // quick.ini keeps the recipe's network and data and changes only how it is
 // trained: a smaller global batch, one-cycle Adam, label smoothing.
 TEST(ConfigFiles, QuickTrainsTheRecipeNetworkOnAOneCycleSchedule) {

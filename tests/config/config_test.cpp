@@ -106,6 +106,43 @@ TEST(Config, EnumValuesAreParsedOnce) {
   EXPECT_NE(m.find("fp32, bf16, fp16"), std::string::npos) << m;
 }
 
+// --resolution-schedule: size:epochs entries and a last size alone; the
+// size of each epoch; every malformed spec refused naming the option.
+TEST(Config, ResolutionScheduleGivesEachEpochItsSize) {
+  const RunConfig c = parse({"--resolution-schedule", "24:3,28:3,32", "--model", "speed94", "--head", "global-max"});
+  const ResolutionSchedule& r = c.data.resolution;
+  EXPECT_EQ(r.text(), "24:3,28:3,32");
+  const std::vector<int> sizes = {24, 24, 24, 28, 28, 28, 32, 32, 32, 32};
+  for (size_t epoch = 0; epoch < sizes.size(); ++epoch) EXPECT_EQ(r.size_at(static_cast<int64_t>(epoch)), sizes[epoch]);
+  EXPECT_EQ(c.model.head, HeadKind::GlobalMax);
+  EXPECT_TRUE(parse({}).data.resolution.empty());
+  EXPECT_EQ(parse({}).data.resolution.size_at(0), 0) << "empty: the stored size";
+  EXPECT_EQ(ResolutionSchedule::parse("20").size_at(7), 20);
+  for (const char* bad : {"24:3,28:3", "24,32", "24:0,32", "24:x,32", "8:2,32", "24:2,40", "24:2,,32", "24:2,32,"}) {
+    const std::string m = error_of({"--resolution-schedule", bad, "--head", "global-max", "--model", "speed94"});
+    EXPECT_NE(m.find("--resolution-schedule"), std::string::npos) << bad << ": " << m;
+  }
+  const std::string m = error_of({"--resolution-schedule", "24:3,32", "--model", "speed94"});
+  EXPECT_NE(m.find("--head global-max"), std::string::npos) << m;
+}
+
+// The low-rate tail's options: in range, and lookahead's only with lookahead.
+TEST(Config, TailOptionsAreCheckedAndNeedTheirParts) {
+  const RunConfig c = parse({"--lr-tail-epochs", "0.375", "--lr-floor", "0.05", "--lookahead-every", "4",
+                             "--lookahead-decay", "0.7", "--lookahead-last-steps", "20"});
+  EXPECT_DOUBLE_EQ(c.optim.lr_tail_epochs, 0.375);
+  EXPECT_DOUBLE_EQ(c.optim.lr_floor, 0.05);
+  EXPECT_DOUBLE_EQ(c.optim.lookahead_decay, 0.7);
+  EXPECT_EQ(c.optim.lookahead_last_steps, 20);
+  EXPECT_TRUE(c.inert_options.empty());
+  EXPECT_NE(error_of({"--lr-floor", "1"}).find("--lr-floor"), std::string::npos);
+  EXPECT_NE(error_of({"--lr-tail-epochs", "10"}).find("--lr-tail-epochs"), std::string::npos);
+  EXPECT_NE(error_of({"--lookahead-every", "4", "--lookahead-decay", "1"}).find("--lookahead-decay"),
+            std::string::npos);
+  EXPECT_EQ(parse({"--lookahead-decay", "0.7"}).inert_options,
+            std::vector<std::string>{"--lookahead-decay has no effect without --lookahead-every (it is 0)"});
+}
+
 TEST(Config, IniSectionsAreOptionalAndChecked) {
   const std::string ini = write_ini("[training]\nepochs = 3\n[optim]\nlr = 0.01\n\n[data]\nshuffle = false\n");
   const RunConfig c = parse({"--config", ini});

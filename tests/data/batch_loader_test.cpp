@@ -196,6 +196,52 @@ TEST(BatchLoader, AugmentationIsReproducibleAndDiffersPerRankAndEpoch) {
   EXPECT_FALSE(torch::equal(a, first_batch(0, 1, 2)));
 }
 
+// Bilinear, align_corners false, no antialiasing (F.interpolate's defaults,
+// the record recipe's resize): output pixel j reads the input at
+// (j + 0.5) x 32/24 - 0.5, between two pixels, weighted by nearness.
+TEST(BatchTransform, ResizeIsBilinearWithoutAlignedCornersOrAntialiasing) {
+  const torch::Tensor constant = torch::full({2, 3, 32, 32}, 0.25f);
+  EXPECT_TRUE(torch::allclose(resize_batch(constant, 24), torch::full({2, 3, 24, 24}, 0.25f)));
+  // A ramp across the columns is read exactly at the source coordinate.
+  const torch::Tensor ramp = torch::arange(32, torch::kFloat).view({1, 1, 1, 32}).expand({1, 3, 32, 32});
+  const torch::Tensor got = resize_batch(ramp.contiguous(), 24);
+  ASSERT_EQ(got.sizes().vec(), (std::vector<int64_t>{1, 3, 24, 24}));
+  for (int j : {0, 1, 11, 23}) EXPECT_NEAR(got[0][1][5][j].item<float>(), (j + 0.5) * 4.0 / 3.0 - 0.5, 1e-5) << j;
+  // Columns 0, 1, 0, 1, ...: pixel 0 reads 1/6 of the way to column 1, pixel
+  // 1 halfway between columns 1 and 2, pixel 2 5/6 of the way to column 3
+  // (an antialiasing filter would blur all three towards 1/2).
+  const torch::Tensor stripes = (torch::arange(32, torch::kLong) % 2).to(torch::kFloat).view({1, 1, 1, 32});
+  const torch::Tensor s = resize_batch(stripes.expand({1, 3, 32, 32}).contiguous(), 24);
+  EXPECT_NEAR(s[0][0][0][0].item<float>(), 1.0 / 6.0, 1e-5);
+  EXPECT_NEAR(s[0][0][0][1].item<float>(), 0.5, 1e-5);
+  EXPECT_NEAR(s[0][0][0][2].item<float>(), 5.0 / 6.0, 1e-5);
+  // Kept as it is: no size, or the batch's own; and the layout asked for.
+  EXPECT_TRUE(resize_batch(ramp, 0).is_same(ramp));
+  EXPECT_TRUE(resize_batch(ramp, 32).is_same(ramp));
+  EXPECT_TRUE(
+      resize_batch(constant, 28, torch::MemoryFormat::ChannelsLast).is_contiguous(torch::MemoryFormat::ChannelsLast));
+}
+
+// The epoch's size from the schedule, resized last: the same draws as
+// without a schedule, then the bilinear resize.
+TEST(BatchLoader, ResolutionScheduleResizesTheEpochsItLists) {
+  const Split s = random_split(16, 9);
+  std::vector<int64_t> indices(16);
+  for (int64_t i = 0; i < 16; ++i) indices[static_cast<size_t>(i)] = i;
+  auto first_batch = [&](const std::string& schedule, int64_t epoch) {
+    LoaderOptions o;
+    o.augment = true;
+    o.jitter = Jitter{0.1, 0.1};
+    o.epoch = epoch;
+    o.resolution = ResolutionSchedule::parse(schedule);
+    BatchLoader loader(s, indices, 16, o);
+    return loader.next()->images;
+  };
+  EXPECT_TRUE(torch::equal(first_batch("24:1,28", 0), resize_batch(first_batch("", 0), 24)));
+  EXPECT_TRUE(torch::equal(first_batch("24:1,28", 1), resize_batch(first_batch("", 1), 28)));
+  EXPECT_EQ(first_batch("24:1,28", 5).size(3), 28);
+}
+
 TEST(BatchLoader, DropLastAndBadIndices) {
   const Split s = random_split(10, 8);
   LoaderOptions o;

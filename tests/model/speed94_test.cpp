@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "model/speed94.hpp"
+#include "util/error.hpp"
 
 namespace cifar {
 namespace {
@@ -84,6 +85,36 @@ TEST(Speed94, InitializeFromDataSetsTheWhiteningWeights) {
   net.initialize_from_data(images);
   EXPECT_TRUE(torch::equal(net.named_parameters()["whiten.weight"], whitening_filters(images)));
   EXPECT_EQ(net.initialization_images(), Speed94::kWhitenImages);
+}
+
+// The global max-pool head: each channel's maximum over the whole map,
+// whatever its size; equal to max-pool 3 on the 3x3 map a 32 px image leaves.
+TEST(Speed94, GlobalMaxHeadTakesEachChannelsMaximumAtAnySize) {
+  const torch::Tensor small = torch::tensor({1.f, 7.f, 3.f, 2.f, -4.f, -1.f, -2.f, -3.f}).view({1, 2, 2, 2});
+  torch::Tensor large = torch::full({1, 2, 5, 5}, -9.f);
+  large[0][0][4][1] = 7.f;
+  large[0][1][2][3] = -1.f;
+  const torch::Tensor want = torch::tensor({7.f, -1.f}).view({1, 2});
+  EXPECT_TRUE(torch::equal(pool_features(small, HeadKind::GlobalMax), want));
+  EXPECT_TRUE(torch::equal(pool_features(large, HeadKind::GlobalMax), want));
+  const torch::Tensor map3 = torch::randn({4, 8, 3, 3});
+  EXPECT_TRUE(torch::equal(pool_features(map3, HeadKind::GlobalMax), pool_features(map3, HeadKind::Pool3)));
+}
+
+TEST(Speed94, GlobalMaxHeadTakesSmallerImagesAndIsPool3At32Pixels) {
+  torch::manual_seed(1);
+  Speed94 pool3(Speed94Options::hiverge());
+  torch::manual_seed(1);
+  Speed94 global(Speed94Options::hiverge());
+  choose_head(global, HeadKind::GlobalMax);
+  const torch::Tensor x = torch::randn({2, 3, 32, 32});
+  EXPECT_TRUE(torch::equal(global.forward(x), pool3.forward(x)));
+  for (int64_t size : {24, 28})
+    EXPECT_EQ(global.forward(torch::randn({2, 3, size, size})).sizes().vec(), (std::vector<int64_t>{2, 10})) << size;
+  EXPECT_THROW(pool3.forward(torch::randn({2, 3, 24, 24})), c10::Error) << "a 2x2 map is too small for max-pool 3";
+  auto other = make_model("convnet");
+  EXPECT_THROW(choose_head(*other, HeadKind::GlobalMax), ConfigError);
+  EXPECT_NO_THROW(choose_head(*other, HeadKind::Pool3));
 }
 
 }  // namespace

@@ -56,5 +56,41 @@ TEST(Lookahead, OffDoesNothing) {
   EXPECT_FLOAT_EQ(m.w.item<float>(), 5.0f);
 }
 
+// The tail average (the record recipe's: E1 starts it 20 steps before the
+// end, pulls every 4 with decay 0.7): over the last 6 of 10 steps, every 2,
+// decay 0.5, with the weight at step s set to s before each call.
+TEST(Lookahead, TailAverageStartsAtTheWeightsAndPullsWithAConstantDecay) {
+  Scalar m;
+  set(m, 100.0f);
+  Lookahead la(m, LookaheadOptions{2, 0.5, 6}, 10);  // starts after step 4
+  for (long s = 1; s <= 3; ++s) {
+    set(m, static_cast<float>(s));
+    la.after_step(s);
+    EXPECT_FLOAT_EQ(m.w.item<float>(), static_cast<float>(s)) << "before the tail: untouched";
+  }
+  set(m, 4.0f);
+  la.after_step(4);  // average = 4 (not the initial 100)
+  EXPECT_FLOAT_EQ(la.average()[0].item<float>(), 4.0f);
+  EXPECT_FLOAT_EQ(m.w.item<float>(), 4.0f);
+  set(m, 5.0f);
+  la.after_step(5);
+  EXPECT_FLOAT_EQ(m.w.item<float>(), 5.0f);
+  set(m, 6.0f);
+  la.after_step(6);  // 0.5 x 4 + 0.5 x 6
+  EXPECT_FLOAT_EQ(m.w.item<float>(), 5.0f);
+  set(m, 8.0f);  // trained on from 5
+  la.after_step(7);
+  set(m, 9.0f);
+  la.after_step(8);  // 0.5 x 5 + 0.5 x 9
+  EXPECT_FLOAT_EQ(m.w.item<float>(), 7.0f);
+  set(m, 11.0f);
+  la.after_step(9);
+  la.after_step(10);  // 0.5 x 7 + 0.5 x 11
+  EXPECT_FLOAT_EQ(m.w.item<float>(), 9.0f);
+  la.finish();  // the last step pulled: the weights are the average already
+  EXPECT_FLOAT_EQ(m.w.item<float>(), 9.0f);
+  EXPECT_FLOAT_EQ(la.average()[0].item<float>(), 9.0f);
+}
+
 }  // namespace
 }  // namespace cifar

@@ -40,5 +40,20 @@ TEST(Schedule, TriangleRisesToThePeakAt23PercentThenFallsTo7Percent) {
   EXPECT_DOUBLE_EQ(learning_rate(early, 5), 0.6);
 }
 
+// The record recipe's (E1) tail: linear over 272 of 284 steps, never below
+// 0.05 x peak, held there for the rest: max(1 - step/272, 0.05).
+TEST(Schedule, LowRateTailHoldsTheFloorAfterTheShape) {
+  const ScheduleOptions o{ScheduleKind::Linear, 2.0, 284, 0, 12, 0.05};
+  EXPECT_EQ(o.shape_steps(), 272);
+  EXPECT_DOUBLE_EQ(learning_rate(o, 0), 2.0);
+  EXPECT_DOUBLE_EQ(learning_rate(o, 136), 1.0);
+  EXPECT_DOUBLE_EQ(learning_rate(o, 258), 2.0 * (1 - 258.0 / 272));  // 0.0515 x peak: above the floor
+  EXPECT_DOUBLE_EQ(learning_rate(o, 259), 0.1);                      // 0.0478 x peak: the floor
+  EXPECT_DOUBLE_EQ(learning_rate(o, 283), 0.1);
+  // Without a tail or a floor the shape is the whole run's, as before.
+  EXPECT_DOUBLE_EQ(learning_rate({ScheduleKind::Linear, 2.0, 284, 0}, 142), 1.0);
+  EXPECT_DOUBLE_EQ(learning_rate({ScheduleKind::Linear, 2.0, 284, 0}, 284), 0.0);
+}
+
 }  // namespace
 }  // namespace cifar
