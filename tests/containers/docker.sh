@@ -34,20 +34,27 @@ daemon_root=
 dockerd_pid=
 containers=()
 cleanup() {
-  local c mounts
+  local c
   for c in "${containers[@]+"${containers[@]}"}"; do docker rm -f "$c" >/dev/null 2>&1 || true; done
-  [[ -n $dockerd_pid ]] || return 0
+  [[ -n $daemon_root ]] || return 0
   stop_dockerd
-  # What a killed daemon may leave mounted (its layers, its containers' /dev/shm).
-  mounts=$(awk -v r="$daemon_root/" 'index($2, r) == 1 {print $2}' /proc/mounts | sort -r)
-  [[ -z $mounts ]] || xargs -r umount -l <<<"$mounts" 2>/dev/null || true
+  unmount_under "$daemon_root"
   rm -rf "$daemon_root"
 }
 trap cleanup EXIT
 
+# unmount_under DIR: what a stopped or failed daemon left mounted in DIR
+# (its data root, layers, containers' /dev/shm), innermost first.
+unmount_under() {
+  local mounts
+  mounts=$(awk -v r="$1/" 'index($2, r) == 1 {print $2}' /proc/mounts | sort -r)
+  [[ -z $mounts ]] || xargs -r umount -l <<<"$mounts" 2>/dev/null || true
+}
+
 # stop_dockerd: SIGTERM (it stops its containerd and unmounts), SIGKILL after 20 s.
 stop_dockerd() {
-  kill "$dockerd_pid" 2>/dev/null || return 0
+  [[ -n $dockerd_pid ]] || return 0
+  kill "$dockerd_pid" 2>/dev/null || true
   local i
   for i in $(seq 200); do
     kill -0 "$dockerd_pid" 2>/dev/null || break
@@ -58,12 +65,13 @@ stop_dockerd() {
   dockerd_pid=
 }
 
-# start_dockerd DRIVER: a daemon with that storage driver answering on
-# $DOCKER_HOST within 30 s, else 1 (its log in dockerd-DRIVER.log).
+# start_dockerd DRIVER: a daemon with that storage driver (its roots in
+# $daemon_root/DRIVER) answering on $DOCKER_HOST within 30 s, else 1 (its log
+# in dockerd-DRIVER.log).
 start_dockerd() {
-  rm -rf "${daemon_root:?}"/{data,exec}
+  local root=$daemon_root/$1
   dockerd --iptables=false --ip-masq=false --bridge=none --storage-driver "$1" \
-    --data-root "$daemon_root/data" --exec-root "$daemon_root/exec" --pidfile "$daemon_root/dockerd.pid" \
+    --data-root "$root/data" --exec-root "$root/exec" --pidfile "$root/dockerd.pid" \
     --host "$DOCKER_HOST" >"dockerd-$1.log" 2>&1 &
   dockerd_pid=$!
   local i
@@ -73,6 +81,7 @@ start_dockerd() {
     sleep 0.1
   done
   stop_dockerd
+  unmount_under "$root"
   return 1
 }
 
