@@ -166,8 +166,10 @@ cifar_export_rank_env() {
   # Every rank opens the same HDF5 file read-only; HDF5's flock() fails or
   # serialises on NFS/Lustre/GPFS mounts, and read-only use needs no lock.
   export HDF5_USE_FILE_LOCKING=FALSE
-  # One OpenMP/BLAS thread pool per rank, sized to the cores the rank owns
-  # (LibTorch's default of "all cores" oversubscribes a node N ranks times).
+  # One OpenMP thread pool per rank, sized to the cores the rank owns, for
+  # the OpenMP programs a rank may start (cifar_mpi itself reads no
+  # OMP_NUM_THREADS: its --threads and --blas-threads decide, so the launcher
+  # does not change the model).
   export OMP_NUM_THREADS=$cpus_per_rank
   # NCCL: WARN prints only problems; INFO prints the rings/trees, the
   # interfaces and the transports chosen (NET/IB vs NET/Socket) — use it once on
@@ -198,6 +200,7 @@ cifar_program_args() {
   }
   [[ -z $CIFAR_CONFIG ]] || cifar_default_option config "$CIFAR_CONFIG"
   [[ -z $CIFAR_DATA ]] || cifar_default_option data "$CIFAR_DATA"
+  [[ -z ${CIFAR_THREADS:-} ]] || cifar_default_option threads "$CIFAR_THREADS"
   cifar_default_option output "$CIFAR_RUN_DIR/model.pth"
   cifar_default_option metrics "$CIFAR_RUN_DIR/metrics.jsonl"
   cifar_default_option checkpoint-dir "$CIFAR_RUN_DIR/checkpoints"

@@ -11,7 +11,8 @@
 # All machines need the same paths (shared file system) and passwordless ssh.
 # Options:
 #   -n, --np N            number of ranks (default: GPUs here, else 2)
-#   -c, --cpus-per-rank N OpenMP/BLAS threads per rank (default: cores / ranks here)
+#   -c, --cpus-per-rank N threads per rank (cifar_mpi --threads N; default: its
+#                         automatic count, cores / ranks here)
 #   --hostfile FILE       machines and slots for mpirun
 #   --max-restarts N      restarts after a failure (default: CIFAR_MAX_RESTARTS, else 3; 0: none)
 #   --                    everything after goes to cifar_mpi
@@ -46,11 +47,12 @@ usage() { sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "${BASH_SOURCE[0
 
 np=
 cpus_per_rank=
+cpus_given=0
 hostfile=
 while (($#)); do
   case $1 in
     -n | --np) np=${2:?$1 needs a number}; shift 2 ;;
-    -c | --cpus-per-rank) cpus_per_rank=${2:?$1 needs a number}; shift 2 ;;
+    -c | --cpus-per-rank) cpus_per_rank=${2:?$1 needs a number} cpus_given=1; shift 2 ;;
     --hostfile) hostfile=${2:?--hostfile needs a file}; shift 2 ;;
     --max-restarts) CIFAR_MAX_RESTARTS=${2:?--max-restarts needs a number}; shift 2 ;;
     -h | --help) usage; exit 0 ;;
@@ -74,6 +76,9 @@ cifar_resolve_paths "$(dirname "$jobs_dir")" "$PWD/runs/local-$(date +%Y%m%d-%H%
 trap cifar_remove_unused_run_dir EXIT
 cifar_check_restart_settings
 cifar_export_rank_env "$cpus_per_rank"
+# cifar_mpi reads no OMP_NUM_THREADS: a count asked for goes in as --threads;
+# without -c its own count (cores / ranks on the node) is this default.
+[[ $cpus_given == 0 ]] || CIFAR_THREADS=$cpus_per_rank
 cifar_program_args "$@"
 CIFAR_NP=$np
 CIFAR_HOSTFILE=$hostfile

@@ -53,6 +53,9 @@ if ((!main_job_only)); then
     # container images and their tests (tools/build_image.sh, tests/containers)
     podman runc mmdebstrap charliecloud-runtime
   )
+  # Docker (container.docker starts its own daemon): Debian's docker.io,
+  # unless a Docker is there already (Docker's own packages conflict with it).
+  command -v dockerd >/dev/null || packages+=(docker.io)
 fi
 
 # The cpu-debug preset (CIFAR_SETUP_SANITIZERS=1, which tools/test.sh sets when

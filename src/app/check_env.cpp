@@ -6,7 +6,6 @@
 #include <torch/torch.h>
 #include <torch/version.h>
 
-#include <cstdlib>
 #include <sstream>
 
 #include <boost/algorithm/string/join.hpp>
@@ -31,11 +30,6 @@
 namespace cifar {
 
 namespace {
-
-std::string env_or(const char* name, const char* fallback) {
-  const char* v = std::getenv(name);
-  return v ? v : fallback;
-}
 
 // The BLAS actually mapped into the process (Debian picks it through alternatives).
 std::string loaded_blas(const std::vector<std::string>& mapped) {
@@ -69,7 +63,7 @@ std::string thread_level() {
   return provided == MPI_THREAD_MULTIPLE ? "MPI_THREAD_MULTIPLE" : "below MPI_THREAD_MULTIPLE";
 }
 
-void print_versions(const World& w) {
+void print_versions(const World& w, const RuntimeConfig& runtime) {
   unsigned h5_major = 0, h5_minor = 0, h5_release = 0;
   H5get_libversion(&h5_major, &h5_minor, &h5_release);
   const std::string gpus = boost::algorithm::join(gpu::device_names(), "; ");
@@ -95,9 +89,8 @@ void print_versions(const World& w) {
   log::info(std::string("  LibTorch:    ") + TORCH_VERSION + (torch_built_with_cuda() ? " with CUDA" : " (CPU only)"));
   log::info(strprintf("  HDF5:        %u.%u.%u", h5_major, h5_minor, h5_release));
   log::info("  BLAS:        " + loaded_blas(mapped));
-  log::info(strprintf("  threads:     intra-op %d, inter-op %d per rank; OMP_NUM_THREADS=%s OPENBLAS_NUM_THREADS=%s",
-                      at::get_num_threads(), static_cast<int>(at::get_num_interop_threads()),
-                      env_or("OMP_NUM_THREADS", "unset").c_str(), env_or("OPENBLAS_NUM_THREADS", "unset").c_str()));
+  // What training would apply on this rank (rank 0), from the options and the node.
+  log::info("  threads:     " + describe_thread_counts(decide_thread_counts(probe_thread_inputs(runtime, w))));
 }
 
 // Rank 0: judges every rank's topology, prints each warning with its fix, and
@@ -165,7 +158,7 @@ int run_check_env(const MpiEnvironment& env, const RunConfig& config) {
   int warnings = 0;
   if (w.rank == 0) {
     for (const auto& l : lines) log::info(l);
-    print_versions(w);
+    print_versions(w, config.runtime);
     warnings = report_placement(topologies);
     for (int r = 0; r < w.size; ++r)
       if (!problems[r].empty()) log::info(strprintf("cannot train: rank %d: %s", r, problems[r].c_str()));

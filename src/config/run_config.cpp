@@ -254,8 +254,8 @@ void visit_runtime_options(RuntimeConfig& r, Visitor&& v) {
         std::to_string(kThreadsPerCpu) + " per CPU of the node)");
   v(s, "blas-threads", r.blas_threads, kMayChange,
     "OpenBLAS threads per rank for the linear layers, whose results depend on the count (0: as --threads; "
-    "-1: as the Python recipe's processes get them, for its exact numbers: $OPENBLAS_NUM_THREADS, "
-    "$GOTO_NUM_THREADS, $OMP_NUM_THREADS, else every CPU of the node, however the rank is bound)");
+    "-1: every CPU of the node, however the rank is bound, as the Python recipe's processes get them, for its "
+    "exact numbers). $OMP_NUM_THREADS and $OPENBLAS_NUM_THREADS are not read: the options alone decide");
   v(s, "retain-memory", r.retain_memory, kMayChange,
     "keep freed memory in the process for reuse (no per-step page faults; glibc mallopt)");
   v(s, "deterministic", r.deterministic, kMayChange,

@@ -54,7 +54,7 @@ Trainer::Trainer(const MpiEnvironment& env, const RunConfig& config)
 void Trainer::set_up(const MpiEnvironment& env) {
   trace_ = std::make_unique<SampleTrace>(world_.rank);
   check_placement_and_outputs(env);
-  configure_process(config_.runtime, world_, placement_.device.is_cuda());  // preemption handlers: main()
+  threads_ = configure_process(config_.runtime, world_, placement_.device.is_cuda());  // preemption handlers: main()
   load_data(env);
   build_model();
   build_communication(env);
@@ -167,7 +167,8 @@ void Trainer::announce() const {
   if (world_.rank != 0) return;
   log::info(strprintf("cifar_mpi: %d rank(s) on %d node(s), backend %s, device %s, %d thread(s) per rank (BLAS %d)",
                       world_.size, world_.num_nodes, comm_->name().c_str(), placement_.device.str().c_str(),
-                      at::get_num_threads(), blas_thread_count(config_.runtime.blas_threads, at::get_num_threads())));
+                      threads_.intra_op, threads_.blas));
+  log::info("threads per rank: " + describe_thread_counts(threads_));
   log::info(strprintf(
       "data %s: %lld train / %lld test images; %ld batches of %d per rank per epoch; %zu gradient "
       "bucket(s)",

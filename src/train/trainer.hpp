@@ -41,6 +41,7 @@
 #include "optim/schedule.hpp"
 #include "outputs/run_outputs.hpp"
 #include "process/fault_injection.hpp"
+#include "process/threads.hpp"
 #include "report/metrics.hpp"
 #include "report/profile.hpp"
 #include "report/progress.hpp"
@@ -127,6 +128,7 @@ class Trainer {
   const World& world_;
   std::optional<RunOutputs> outputs_;  // rank 0: checked and locked outputs
   Placement placement_;
+  ThreadCounts threads_;  // the pools' sizes and why (announce logs them)
   torch::MemoryFormat format_ = torch::MemoryFormat::Contiguous;
   Dataset data_;
   LoaderOptions loader_options_;  // the run's part (data/epoch_shard.hpp); each epoch's shard adds its own

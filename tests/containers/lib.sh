@@ -36,3 +36,22 @@ seconds_until() {
   now=$(date +%s.%N)
   awk -v a="$started" -v b="$now" 'BEGIN { printf "%.1f", b - a }'
 }
+
+# train_inside_and_compare WHAT COMMAND...: runs COMMAND, a training that
+# writes $WORK/inside/model.pth (its output in inside.log), sets first_step
+# to the seconds from its start to its first training step, shows each
+# side's thread counts, and fails naming WHAT unless the model equals
+# outside/model.pth byte for byte.
+train_inside_and_compare() {
+  local what=$1 pid
+  shift
+  "$@" >inside.log 2>&1 &
+  pid=$!
+  first_step=$(seconds_until inside.log '^Epoch: 0 \| Batch: 1/' "$pid")
+  wait "$pid" || { cat inside.log; fail "$what failed"; }
+  echo "outside: $(grep -m1 '^threads per rank' outside.log)"
+  echo "inside:  $(grep -m1 '^threads per rank' inside.log)"
+  tail -n 1 inside.log
+  cmp outside/model.pth inside/model.pth || fail "the model trained by $what differs from the one trained outside"
+  echo "byte for byte: outside/model.pth = inside/model.pth ($(stat -c %s inside/model.pth) bytes, cmp)"
+}

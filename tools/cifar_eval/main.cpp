@@ -144,7 +144,7 @@ int run(MpiEnvironment& env, int argc, char** argv) {
     if (world.rank == 0) paths::require_writable_file("json", c.json);
   });
   const int threads = c.threads > 0 ? c.threads : automatic_thread_count(world);
-  apply_thread_count(threads, blas_thread_count(0, threads));
+  apply_thread_count(threads, threads);
   Dataset data;
   const std::shared_ptr<Model> model = load_inputs(env, c, data);
   model->to(placement.device);
