@@ -8,7 +8,7 @@
 # shellcheck source=tests/checkpoint/lib.sh
 source "$(dirname "$0")/lib.sh"
 
-record=("${quiet[@]}" --model speed94_muon --head global-max --resolution-schedule 24:1,32 --optimizer muon
+record=("${quiet[@]}" --model speed94_muon --head global-max --resolution-schedule "24:1,32" --optimizer muon
   --lr 0.5 --momentum 0.8 --nesterov true --muon-lr 0.1 --muon-momentum 0.6 --schedule linear --lr-tail-epochs 0.5
   --lr-floor 0.05 --lookahead-every 2 --lookahead-decay 0.7 --lookahead-last-steps 10 --seed 3 --augment true
   --flip alternating --crop-pad 2 --drop-last true --batch-size 16 --epochs 2)
