@@ -247,12 +247,6 @@ void check_threads(const Node& node, const RankTopology& t, Warnings& out) {
          strprintf("use at most %d thread(s) per rank (--threads 0 picks it), or give each rank %d cores: %s", share,
                    t.intra_op_threads, binding_fix(t, t.intra_op_threads).c_str()));
   }
-  if (t.omp_num_threads > share) {
-    warn(out, t, strprintf("OMP_NUM_THREADS=%d but the rank has %s", t.omp_num_threads, cores.c_str()),
-         strprintf("export OMP_NUM_THREADS=%d (the rank's cores; jobs/ scripts set it from --cpus-per-task), "
-                   "or give each rank %d cores: %s",
-                   share, t.omp_num_threads, binding_fix(t, t.omp_num_threads).c_str()));
-  }
 }
 
 bool overlap(const std::vector<int>& a, const std::vector<int>& b) {
@@ -435,7 +429,6 @@ void visit_fields(T& t, Visitor&& v) {
   v("node_cpus", t.node_cpus);
   v("numa_cpus", t.numa_cpus);
   v("intra_op_threads", t.intra_op_threads);
-  v("omp_num_threads", t.omp_num_threads);
   v("wants_gpu", t.wants_gpu);
   v("visible_gpus", t.visible_gpus);
   v("single_gpu", t.single_gpu);

@@ -31,7 +31,6 @@ struct RankTopology {
   int node_cpus = 0;                        // CPUs online on the node
   std::vector<std::vector<int>> numa_cpus;  // the CPUs of each NUMA node; empty when unknown
   int intra_op_threads = 1;                 // LibTorch threads training will use
-  int omp_num_threads = 0;                  // $OMP_NUM_THREADS; 0 when unset
 
   // GPUs.
   bool wants_gpu = false;  // --device is auto or cuda

@@ -112,7 +112,6 @@ RankTopology probe_rank_topology(const World& world, DeviceRequest device, int g
   t.node_cpus = static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN));
   t.numa_cpus = read_numa_cpus(roots.sys);
   t.intra_op_threads = intra_op_threads;
-  t.omp_num_threads = env_count("OMP_NUM_THREADS");
   t.wants_gpu = device != DeviceRequest::Cpu;
   t.visible_gpus = gpu::device_count();
   if (t.visible_gpus == 1) t.single_gpu = gpu::pci_bus_id(0);

@@ -37,7 +37,7 @@ std::vector<RankTopology> gpu_node(int ranks = 8) {
     RankTopology t = rank_on("gpu-node-7", r, ranks, 32);
     t.bound_cpus = range(4 * r, 4 * r + 3);
     t.numa_cpus = {range(0, 15), range(16, 31)};
-    t.intra_op_threads = t.omp_num_threads = 4;
+    t.intra_op_threads = 4;
     t.wants_gpu = true;
     t.visible_gpus = t.node_gpus = 8;
     t.gpu = r;
@@ -170,16 +170,6 @@ TEST(PlacementChecks, MoreThreadsThanBoundCores) {
   EXPECT_EQ(warnings[1].problem, "runs 4 intra-op threads on 1 core(s) 1");
 }
 
-TEST(PlacementChecks, OmpNumThreadsBeyondTheRanksShareOfItsCores) {
-  auto node = cpu_node(2, 2);  // unbound: 2 ranks share cores 0-1
-  for (auto& t : node) t.omp_num_threads = 8;
-  const auto warnings = check_placement(node);
-  ASSERT_EQ(warnings.size(), 1u) << all_text(warnings);
-  EXPECT_EQ(warnings[0].ranks, range(0, 1));
-  EXPECT_EQ(warnings[0].problem, "OMP_NUM_THREADS=8 but the rank has 2 core(s) 0-1 shared by 2 ranks, 1 each");
-  EXPECT_TRUE(contains(warnings[0].fix, "export OMP_NUM_THREADS=1")) << warnings[0].fix;
-}
-
 TEST(PlacementChecks, SeveralRanksBoundToTheSameCores) {
   // Open MPI above 2 ranks binds each rank to a whole socket.
   std::vector<RankTopology> node = cpu_node(4, 16);
@@ -246,7 +236,7 @@ TEST(PlacementChecks, SrunWithoutCpusPerTaskSqueezesRanksOntoOneCore) {
   for (auto& t : node) {
     t.bound_cpus = {t.rank};
     t.slurm_cpus_per_task = 8;
-    t.intra_op_threads = t.omp_num_threads = 1;
+    t.intra_op_threads = 1;
   }
   const auto warnings = check_placement(node);
   ASSERT_EQ(warnings.size(), 2u) << all_text(warnings);
