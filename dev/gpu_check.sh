@@ -104,7 +104,7 @@ else : "${GPU_PROVE_BATCH:=256}" "${GPU_PROVE_STEPS:=12}"; fi
 # times add up to about 4 minutes (docs/dev/gpu_check.md); a run's limit is
 # its --comm-timeout and 15 s of start-up, so a stall still prints the
 # watchdog's message.
-: "${GPU_STEP_TIMEOUTS:=deps=30 env=20 build=120 pack=15 test_gpu=100 prove_graphs_adam=45 prove_graphs_sgd=45 prove_speed94_graphs=75 prove_speed94_muon_graphs=75 prove_bf16=45 prove_fp16=45 prove_eval=45 prove_host_data=45 prove_muon_mpi2=45 prove_captured_collectives=10 prove_newton_schulz_bf16=10 train_graphs=90 check_env=45 train_nccl=60 train_mpi2=60 bench_convnet_cpp=45 bench_convnet_py=90 bench_resnet18_cpp=45 bench_convnet_torch=150 bench_resnet18_torch=180 bench_convnet_bf16=45 bench_resnet18_bf16=45 bench_resnet18_nocl=45 bench_convnet_host=45 test_cpu=150 train_resume=120 bench_resnet18_host=45 bench_convnet_graphs=45 bench_resnet18_graphs=45 bench_convnet_graphs_bf16=45 bench_resnet18_graphs_bf16=45 profile=90 bench_speed94_cpp=90 bench_speed94_airbench=120 bench_speed94_muon_cpp=90 bench_speed94_hiverge=150}"
+: "${GPU_STEP_TIMEOUTS:=deps=30 env=20 build=120 pack=15 test_gpu=100 prove_graphs_adam=45 prove_graphs_sgd=45 prove_speed94_graphs=75 prove_speed94_muon_graphs=75 prove_e1_graphs=75 prove_bf16=45 prove_fp16=45 prove_eval=45 prove_host_data=45 prove_muon_mpi2=45 prove_captured_collectives=10 prove_newton_schulz_bf16=10 train_graphs=90 check_env=45 train_nccl=60 train_mpi2=60 bench_convnet_cpp=45 bench_convnet_py=90 bench_resnet18_cpp=45 bench_convnet_torch=150 bench_resnet18_torch=180 bench_convnet_bf16=45 bench_resnet18_bf16=45 bench_resnet18_nocl=45 bench_convnet_host=45 test_cpu=150 train_resume=120 bench_resnet18_host=45 bench_convnet_graphs=45 bench_resnet18_graphs=45 bench_convnet_graphs_bf16=45 bench_resnet18_graphs_bf16=45 profile=90 bench_speed94_cpp=90 bench_speed94_airbench=120 bench_speed94_muon_cpp=90 bench_speed94_hiverge=150}"
 : "${GPU_ARCHIVE:=1}"                      # 1: at the end, every log in $OUT/gpu_check_logs.tgz, beside summary.md only
 # The PyTorch peers' variants (dev/bench/torch_peer_bench.py): eager and
 # torch.compile's CUDA-graph mode, fp32 and bf16, as cifar_mpi's four below.
@@ -113,7 +113,7 @@ readonly kPeerVariants=eager,compile,eager-bf16,compile-bf16
 # (read from their log), then one tiny run per path, the graphed ones first.
 readonly kProveSteps=(deps env build pack test_gpu prove_captured_collectives prove_newton_schulz_bf16
                       prove_graphs_adam prove_graphs_sgd prove_speed94_graphs prove_speed94_muon_graphs
-                      prove_bf16 prove_fp16 prove_eval prove_host_data prove_muon_mpi2)
+                      prove_e1_graphs prove_bf16 prove_fp16 prove_eval prove_host_data prove_muon_mpi2)
 # The measure pass, in order of what it needs most, as the deadline may cut
 # the tail: the throughput table (fp32 first), the profile for the scaling
 # model, the speed recipes against their peers, then exact resume, the
@@ -140,6 +140,7 @@ declare -A kPath=(
   [prove_graphs_sgd]="CUDA graphs with fused Nesterov SGD (NCCL, np 1)"
   [prove_speed94_graphs]="speed94, graphs off and on, equal bit for bit (--deterministic true)"
   [prove_speed94_muon_graphs]="speed94_muon, graphs off and on, equal bit for bit (--deterministic true)"
+  [prove_e1_graphs]="e1 at 24, 28 and 32 px (a graph each), graphs off and on, equal bit for bit"
   [prove_bf16]="--precision bf16 (autocast)"
   [prove_fp16]="--precision fp16 with loss scaling"
   [prove_eval]="evaluation on the device, with test-time augmentation"
@@ -358,8 +359,8 @@ tiny() {
   if dry; then device=cpu backend=mpi; fi
   # A warm machine keeps the last call's files: none of them may pass for this run's.
   rm -f "$OUT/$name.jsonl" "$GPU_WORK/$name.pth"
-  "${kMpirun[@]}" -np "$np" "$(cifar_mpi_bin)" --device "$device" --backend "$backend" --data "$h5" --epochs 1 \
-    --max-steps "$GPU_PROVE_STEPS" --comm-timeout "$GPU_COMM_TIMEOUT" --log-every 4 \
+  "${kMpirun[@]}" -np "$np" "$(cifar_mpi_bin)" --device "$device" --backend "$backend" --data "${TINY_DATA:-$h5}" \
+    --epochs "${TINY_EPOCHS:-1}" --max-steps "${TINY_STEPS:-$GPU_PROVE_STEPS}" --comm-timeout "$GPU_COMM_TIMEOUT" --log-every 4 \
     --output "$GPU_WORK/$name.pth" --metrics "$OUT/$name.jsonl" "$@"
   local loss
   loss=$(last_metric train_loss "$OUT/$name.jsonl")
@@ -401,23 +402,33 @@ step_prove_muon_mpi2() {
   prove_single muon_mpi2 2 mpi --batch-size "$GPU_PROVE_BATCH" --optimizer muon --muon-matrices true
 }
 
-# graphs_pair CONFIG: the speed recipe CONFIG (its model, optimiser, schedule
-# and augmentation) with graphs off and on under --deterministic true; the
-# models must be equal bit for bit. A CPU cannot capture: the dry run runs
-# graphs off twice, which checks the comparison and the CPU's repeatability.
+# graphs_pair CONFIG [args...]: the speed recipe CONFIG (its model, optimiser,
+# schedule and augmentation) with graphs off and on under --deterministic
+# true; the models must be equal bit for bit. A CPU cannot capture: the dry
+# run runs graphs off twice, which checks the comparison and the CPU's
+# repeatability.
 graphs_pair() {
   local config=$1 second=true
+  shift
   if dry; then second=false; fi
-  local args=(--config "config/$config.ini" --global-batch-size "$GPU_PROVE_BATCH" --eval false --deterministic true)
+  local args=(--config "config/$config.ini" --global-batch-size "$GPU_PROVE_BATCH" --eval false --deterministic true
+              "$@")
   tiny "${config}_eager" 1 nccl "${args[@]}" --cuda-graphs false
   tiny "${config}_graphed" 1 nccl "${args[@]}" --cuda-graphs "$second"
   local diff
-  diff=$(largest_difference "${config}_eager" "${config}_graphed" "$config")
+  diff=$(largest_difference "${config}_eager" "${config}_graphed" "$(sed -nE 's/^model *= *//p' "config/$config.ini")")
   figure "largest relative difference graphs off/$([[ $second == true ]] && echo on || echo off) ${diff:-n/a}"
   [[ $diff == 0 || $diff == 0.0 ]] || { echo "error: $config: graphed and eager models differ: ${diff:-no comparison}"; return 1; }
 }
 step_prove_speed94_graphs() { graphs_pair speed94; }
 step_prove_speed94_muon_graphs() { graphs_pair speed94_muon; }
+# E1's resolution schedule, an epoch at each size, each of 6 steps: 3 warm-up
+# steps, then a captured graph per size, replayed.
+step_prove_e1_graphs() {
+  local data=$GPU_WORK/six-steps.h5
+  "$(tool_bin cifar_pack)" --synthetic $((6 * GPU_PROVE_BATCH)) --test-count 64 --output "$data" >/dev/null
+  TINY_DATA=$data TINY_EPOCHS=3 TINY_STEPS=18 graphs_pair e1 --resolution-schedule 24:1,28:1,32
+}
 
 step_test_cpu() {
   # The CPU-side suites against this machine's LibTorch, with the GPU hidden so
