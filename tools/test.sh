@@ -138,7 +138,8 @@ for preset in "${presets[@]}"; do
     # did (src/util/paths.hpp), so none is left out (docs/dev/ci.md).
     rest=(-LE 'unit|slurm')
     ((have_real_data)) || rest=(-LE 'unit|slurm|realdata')
-    [[ $preset == cuda ]] && rest=(-L "$kCpuLabels" -LE 'unit|multinode|slurm')
+    # The GPU proof's dry run is the cpu and cuda12 runs' (LibTorch 1.13 and 2.x).
+    [[ $preset == cuda ]] && rest=(-L "$kCpuLabels" -LE 'unit|multinode|slurm' -E '^gpu_check\.dry_run$')
     ctest --preset "$preset" -j 2 --timeout 600 -L unit || failed+=("$preset (unit)")
     ctest --preset "$preset" -j 1 --timeout 600 "${rest[@]}" || failed+=("$preset")
     # The Slurm tests (cpu only) side by side: each runs its own cluster and
