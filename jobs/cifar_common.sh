@@ -7,7 +7,7 @@
 # Restarting after a failure (CIFAR_MAX_RESTARTS, CIFAR_RESTART_BACKOFF,
 # CIFAR_PROBE_TIMEOUT) is in jobs/cifar_restart.sh, sourced at the end.
 #
-#   CIFAR_BUILD       folder holding cifar_mpi   (default: <repo>/build/cuda, else <repo>/build/cpu;
+#   CIFAR_BUILD       folder holding cifar_mpi   (default: <repo>/build/cuda, cuda12, else cpu;
 #                     installed: <prefix>/bin, for these scripts in <prefix>/share/cifar_mpi/jobs)
 #   CIFAR_CONFIG      INI file for --config      (default: <repo>/config/default.ini; "" for none)
 #   CIFAR_DATA        HDF5 file for --data       (default: none; the config's or program's default)
@@ -35,7 +35,7 @@ cifar_resolve_paths() {
   local repo=$1 default_run_dir=$2 candidate candidates
   if [[ -z ${CIFAR_BUILD:-} ]]; then
     CIFAR_BUILD=$repo/build/cuda
-    candidates=("$repo/build/cuda" "$repo/build/cpu")
+    candidates=("$repo/build/cuda" "$repo/build/cuda12" "$repo/build/cpu")
     # Installed, these scripts are in <prefix>/share/cifar_mpi/jobs (so "repo" is
     # <prefix>/share/cifar_mpi, whose config/ is the installed one) and the programs in <prefix>/bin.
     [[ $repo == */share/cifar_mpi ]] && candidates+=("${repo%/share/cifar_mpi}/bin")

@@ -6,7 +6,7 @@
 #
 #   tools/main_job.sh                      # 2 ranks
 #   NP=4 tools/main_job.sh --epochs 2      # extra arguments go to cifar_mpi
-#   PRESET=cuda tools/main_job.sh          # built against PyPI's LibTorch 2.x
+#   PRESET=cuda tools/main_job.sh          # built against PyPI's LibTorch 2.x (cuda12: drivers below R580)
 #
 # The default build is the `cpu` preset, Debian's LibTorch 1.13: what a new
 # machine installs in half a minute, and what the run was shown bit-identical
@@ -28,8 +28,11 @@ case $preset in
   cpu) ;;
   cuda)
     [[ -x .venv-torch/bin/python ]] ||
-      { echo "main_job: PRESET=cuda builds against .venv-torch, which is not there; make it with tools/setup.sh" >&2; exit 2; } ;;
-  *) echo "main_job: PRESET is cpu (the default) or cuda, not '$preset'" >&2; exit 2 ;;
+      { echo "main_job: PRESET=cuda builds against .venv-torch, which is not there; make it with tools/setup_torch.sh" >&2; exit 2; } ;;
+  cuda12)
+    [[ -x .venv-torch-cuda12/bin/python ]] ||
+      { echo "main_job: PRESET=cuda12 builds against .venv-torch-cuda12, which is not there; make it with tools/setup_torch.sh cuda12" >&2; exit 2; } ;;
+  *) echo "main_job: PRESET is cpu (the default), cuda or cuda12, not '$preset'" >&2; exit 2 ;;
 esac
 
 # Only what this job needs: the packages to build and run the program (no
