@@ -27,8 +27,8 @@
 #      the package list and the entry point.
 #   3. `podman build` -> localhost/cifar_mpi:<image> (or --tag).
 #   4. exports: docker-archive -> <out>/cifar_mpi-<image>.docker.tar (for
-#      `enroot import docker-archive://...`, `apptainer build x.sif
-#      docker-archive://...`, `docker load`); charliecloud ->
+#      `apptainer build x.sif docker-archive://...`, `docker load`;
+#      Enroot imports from podman:// or dockerd:// instead); charliecloud ->
 #      <out>/cifar_mpi-<image>.ch/ (a directory image for ch-run, as ch-convert
 #      makes it).
 #
