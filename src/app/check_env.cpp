@@ -63,7 +63,7 @@ std::string thread_level() {
   return provided == MPI_THREAD_MULTIPLE ? "MPI_THREAD_MULTIPLE" : "below MPI_THREAD_MULTIPLE";
 }
 
-void print_versions(const World& w, const RuntimeConfig& runtime) {
+void print_versions(const World& w, const ThreadCounts& threads) {
   unsigned h5_major = 0, h5_minor = 0, h5_release = 0;
   H5get_libversion(&h5_major, &h5_minor, &h5_release);
   const std::string gpus = boost::algorithm::join(gpu::device_names(), "; ");
@@ -90,7 +90,7 @@ void print_versions(const World& w, const RuntimeConfig& runtime) {
   log::info(strprintf("  HDF5:        %u.%u.%u", h5_major, h5_minor, h5_release));
   log::info("  BLAS:        " + loaded_blas(mapped));
   // What training would apply on this rank (rank 0), from the options and the node.
-  log::info("  threads:     " + describe_thread_counts(decide_thread_counts(probe_thread_inputs(runtime, w))));
+  log::info("  threads:     " + describe_thread_counts(threads));
 }
 
 // Rank 0: judges every rank's topology, prints each warning with its fix, and
@@ -143,7 +143,8 @@ int run_check_env(const MpiEnvironment& env, const RunConfig& config) {
     device_text = "none";
     problem = e.what();
   }
-  const int threads = intra_op_thread_count(config.runtime.threads, w);
+  const ThreadCounts counts = decide_thread_counts(probe_thread_inputs(config.runtime, w));
+  const int threads = counts.intra_op;
   const RankTopology topology = probe_rank_topology(w, config.runtime.device, gpu, threads);
   const std::string line =
       strprintf("host=%s rank=%d/%d node=%d/%d local_rank=%d/%d device=%s cores=%s threads=%d gpus=%d/%d%s",
@@ -158,7 +159,7 @@ int run_check_env(const MpiEnvironment& env, const RunConfig& config) {
   int warnings = 0;
   if (w.rank == 0) {
     for (const auto& l : lines) log::info(l);
-    print_versions(w, config.runtime);
+    print_versions(w, counts);
     warnings = report_placement(topologies);
     for (int r = 0; r < w.size; ++r)
       if (!problems[r].empty()) log::info(strprintf("cannot train: rank %d: %s", r, problems[r].c_str()));

@@ -94,15 +94,7 @@ std::string describe_thread_counts(const ThreadCounts& counts) {
 }
 
 int automatic_thread_count(const World& world) {
-  ThreadInputs in;
-  in.bound_cpus = bound_cpu_count();
-  in.online_cpus = online_cpu_count();
-  in.local_ranks = world.local_size;
-  return decide_intra_op(in).first;
-}
-
-int intra_op_thread_count(int option, const World& world) {
-  return option > 0 ? option : automatic_thread_count(world);
+  return decide_thread_counts(probe_thread_inputs(RuntimeConfig{}, world)).intra_op;
 }
 
 void apply_thread_count(int threads, int blas_threads) {

@@ -60,9 +60,6 @@ std::string describe_thread_counts(const ThreadCounts& counts);
 
 // Threads this rank should use when --threads is 0 (cifar_eval's default too).
 int automatic_thread_count(const World& world);
-// LibTorch's intra-op threads for --threads `option`: itself when positive,
-// else automatic_thread_count. --check-env judges it.
-int intra_op_thread_count(int option, const World& world);
 
 // Sets LibTorch's intra-op pool to `threads` and, when OpenBLAS is the BLAS
 // this process uses, OpenBLAS's pool to `blas_threads`.

@@ -165,9 +165,8 @@ void Trainer::plan_schedule() {
 
 void Trainer::announce() const {
   if (world_.rank != 0) return;
-  log::info(strprintf("cifar_mpi: %d rank(s) on %d node(s), backend %s, device %s, %d thread(s) per rank (BLAS %d)",
-                      world_.size, world_.num_nodes, comm_->name().c_str(), placement_.device.str().c_str(),
-                      threads_.intra_op, threads_.blas));
+  log::info(strprintf("cifar_mpi: %d rank(s) on %d node(s), backend %s, device %s", world_.size, world_.num_nodes,
+                      comm_->name().c_str(), placement_.device.str().c_str()));
   log::info("threads per rank: " + describe_thread_counts(threads_));
   log::info(strprintf(
       "data %s: %lld train / %lld test images; %ld batches of %d per rank per epoch; %zu gradient "
