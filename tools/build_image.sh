@@ -3,7 +3,7 @@
 # Debian's packages alone (no image registry needed), and export it for the
 # other runtimes. docs/containers.md has the launches.
 #
-#   tools/build_image.sh cpu|cuda|cuda12 [--export docker-archive|charliecloud|all]...
+#   tools/build_image.sh cpu|cuda|cuda12 [--export docker-archive|charliecloud|enroot|all]...
 #                        [--build DIR] [--out DIR] [--tag NAME]
 #
 #   cpu   Debian 12 + Debian's LibTorch 1.13, Open MPI, HDF5 (containers/):
@@ -27,13 +27,14 @@
 #      the package list and the entry point.
 #   3. `podman build` -> localhost/cifar_mpi:<image> (or --tag).
 #   4. exports: docker-archive -> <out>/cifar_mpi-<image>.docker.tar (for
-#      `apptainer build x.sif docker-archive://...`, `docker load`;
-#      Enroot imports from podman:// or dockerd:// instead); charliecloud ->
-#      <out>/cifar_mpi-<image>.ch/ (a directory image for ch-run, as ch-convert
-#      makes it).
+#      `apptainer build x.sif docker-archive://...`, `docker load`);
+#      charliecloud -> <out>/cifar_mpi-<image>.ch/ (a directory image for
+#      ch-run, as ch-convert makes it); enroot -> <out>/cifar_mpi-<image>.sqsh
+#      (what `enroot import podman://...` makes, without Enroot: for
+#      `enroot create` and Pyxis's --container-image).
 #
-# Needs root (or rootless podman), podman, runc, and for a new base mmdebstrap
-# (tools/setup.sh installs them). podman runs with containers/podman.conf
+# Needs root (or rootless podman), podman, runc, for a new base mmdebstrap,
+# for the enroot export mksquashfs (tools/setup.sh installs them). podman runs with containers/podman.conf
 # unless CONTAINERS_CONF is set. CIFAR_DEBIAN_MIRROR overrides the mirror.
 set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -60,9 +61,9 @@ while (($#)); do
   case $1 in
     --export)
       case ${2:-} in
-        docker-archive | charliecloud) exports+=("$2") ;;
-        all) exports+=(docker-archive charliecloud) ;;
-        *) die "--export takes docker-archive, charliecloud or all (got '${2:-}')" ;;
+        docker-archive | charliecloud | enroot) exports+=("$2") ;;
+        all) exports+=(docker-archive charliecloud enroot) ;;
+        *) die "--export takes docker-archive, charliecloud, enroot or all (got '${2:-}')" ;;
       esac
       shift 2
       ;;
@@ -78,6 +79,9 @@ build_dir=${build_dir:-$repo/build/$image}
 for tool in podman runc; do
   command -v "$tool" >/dev/null || die "$tool is missing: install it (tools/setup.sh, or apt-get install podman runc)"
 done
+if [[ " ${exports[*]-} " == *" enroot "* ]] && ! command -v mksquashfs >/dev/null; then
+  die "--export enroot needs mksquashfs: install it (tools/setup.sh, or apt-get install squashfs-tools)"
+fi
 export CONTAINERS_CONF=${CONTAINERS_CONF:-$repo/containers/podman.conf}
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
@@ -127,6 +131,9 @@ rm -rf "$context"
 mkdir -p "$context/hostlibs"
 cmake --install "$build_dir" --prefix "$context/prefix" >/dev/null ||
   die "cmake --install $build_dir failed"
+# plot_metrics is Python with matplotlib, which no image carries: it plots on
+# the host, from the metrics file a run in the image writes.
+rm -f "$context/prefix/bin/plot_metrics"
 cp "$packages_file" "$context/packages.txt"
 cp "$repo/containers/entrypoint.sh" "$repo/containers/image_setup.sh" "$context/"
 build_volumes=()
@@ -189,12 +196,59 @@ t0=$SECONDS
 log "podman build $tag from $base"
 # The host's network: RUN steps need one only to reach Debian's mirror or PyPI
 # (a base without the packages, the cuda wheels), and it needs no CNI/netavark.
-podman build --quiet --layers --network host "${build_volumes[@]+"${build_volumes[@]}"}" --build-arg "BASE=$base" --build-arg "IMAGE=$image" -f "$repo/containers/Containerfile" \
+gpus=
+[[ $kind == cpu ]] || gpus=all
+podman build --quiet --layers --network host "${build_volumes[@]+"${build_volumes[@]}"}" --build-arg "BASE=$base" \
+  --build-arg "IMAGE=$image" --build-arg "GPUS=$gpus" -f "$repo/containers/Containerfile" \
   -t "$tag" "$context" >/dev/null || die "podman build failed"
 size=$(podman image inspect --format '{{.Size}}' "$tag")
 log "built $tag in $((SECONDS - t0)) s: $((size / 1000000)) MB"
 
 # ---- 4. exports ----------------------------------------------------------------------
+# export_rootfs DIR: the image's files in DIR (what `podman export` gives of a
+# container, without the device nodes no unprivileged runtime can use).
+export_rootfs() {
+  local container
+  rm -rf "$1"
+  mkdir -p "$1"
+  container=$(podman create "$tag" /bin/true)
+  podman export "$container" | tar -x -C "$1" --exclude=dev/* || die "podman export $tag failed"
+  podman rm "$container" >/dev/null
+}
+# image_config FIELD: the words of a list of the image's configuration
+# (Env, Entrypoint, Cmd), one a line.
+image_config() { podman image inspect --format "{{range .Config.$1}}{{println .}}{{end}}" "$tag" | sed '/^$/d'; }
+# shell_words: the lines read, each quoted as one word for sh, space-separated.
+shell_words() { while IFS= read -r word; do printf "'%s' " "${word//\'/\'\\\'\'}"; done; }
+
+# enroot_configure ROOTFS: the files `enroot import` writes into an image's
+# root: /etc/environment (the image's ENV, which `enroot start` and Pyxis
+# read), /etc/rc (the working folder, entry point and command, which `enroot
+# start` runs), an empty /etc/rc.local and /etc/fstab.
+enroot_configure() {
+  local rootfs=$1 workdir entrypoint cmd
+  image_config Env >"$rootfs/etc/environment"
+  : >"$rootfs/etc/fstab"
+  echo "# Sourced by /etc/rc when the container starts." >"$rootfs/etc/rc.local"
+  workdir=$(podman image inspect --format '{{.Config.WorkingDir}}' "$tag")
+  workdir=${workdir:-/}
+  entrypoint=$(image_config Entrypoint | shell_words)
+  cmd=$(image_config Cmd | shell_words)
+  cat >"$rootfs/etc/rc" <<EOF
+# enroot-provenance: tools/build_image.sh $tag
+mkdir -p '$workdir' 2>/dev/null
+cd '$workdir' && unset OLDPWD || exit 1
+if [ -s /etc/rc.local ]; then
+  . /etc/rc.local
+fi
+if [ \$# -gt 0 ]; then
+  exec $entrypoint"\$@"
+else
+  exec $entrypoint$cmd
+fi
+EOF
+}
+
 for kind in "${exports[@]+"${exports[@]}"}"; do
   t0=$SECONDS
   case $kind in
@@ -208,12 +262,25 @@ for kind in "${exports[@]+"${exports[@]}"}"; do
       # (2 min against ~15 s here): the image's files, and its environment in
       # /ch/environment for `ch-run --set-env`.
       target=$out/cifar_mpi-$image.ch
-      rm -rf "$target"
+      export_rootfs "$target"
       mkdir -p "$target/ch"
-      container=$(podman create "$tag" /bin/true)
-      podman export "$container" | tar -x -C "$target" --exclude=dev/* || die "podman export $tag failed"
-      podman rm "$container" >/dev/null
-      podman image inspect --format '{{range .Config.Env}}{{println .}}{{end}}' "$tag" | sed '/^$/d' >"$target/ch/environment"
+      image_config Env >"$target/ch/environment"
+      ;;
+    enroot)
+      # A squashfs of the root file system, every file owned by root (Enroot
+      # maps whoever starts it to root inside), made as Enroot makes its own
+      # (ENROOT_SQUASH_OPTIONS, default Enroot's: data blocks stored plain,
+      # so `enroot create` unpacks them at disk speed).
+      target=$out/cifar_mpi-$image.sqsh
+      rootfs=$out/$image/enroot-rootfs
+      export_rootfs "$rootfs"
+      enroot_configure "$rootfs"
+      rm -f "$target" "$target.tmp"
+      # shellcheck disable=SC2086  # the options are separate words, as Enroot passes them
+      mksquashfs "$rootfs" "$target.tmp" -all-root -no-progress -quiet ${ENROOT_SQUASH_OPTIONS:--comp lzo -noD} \
+        >/dev/null || die "mksquashfs $rootfs failed"
+      mv "$target.tmp" "$target"
+      rm -rf "$rootfs"
       ;;
   esac
   log "exported $kind: $target ($(du -sh "$target" | cut -f1)) in $((SECONDS - t0)) s"

@@ -51,7 +51,10 @@ if ((!main_job_only)); then
     # version .clang-format was written for
     shellcheck clang-format-14
     # container images and their tests (tools/build_image.sh, tests/containers)
-    podman runc mmdebstrap charliecloud-runtime
+    podman runc mmdebstrap charliecloud-runtime squashfs-tools
+    # Enroot and Pyxis, which the container tests build from their sources:
+    # Enroot's build (makeself, libbsd) and run-time tools, Slurm's headers
+    makeself libbsd-dev jq parallel squashfuse fuse-overlayfs pigz zstd libslurm-dev
   )
   # Docker (container.docker starts its own daemon): Debian's docker.io,
   # unless a Docker is there already (Docker's own packages conflict with it).

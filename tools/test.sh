@@ -71,6 +71,18 @@ else
   echo "== test.sh: the realdata test is left out: no CIFAR-10 archive at '$CIFAR_REAL_DATA' (set CIFAR_REAL_DATA" \
     "or CIFAR10_ARCHIVE to cifar-10-binary.tar.gz, or put it in data/; tools/download_cifar10.sh data fetches it)"
 fi
+# The Enroot and Pyxis tests (label enroot) build both from their sources,
+# which neither Debian nor PyPI ships: a folder holding enroot/ and pyxis/,
+# named by CIFAR_THIRD_PARTY; without one they are left out, and this says so.
+have_third_party=0
+if [[ -n ${CIFAR_THIRD_PARTY:-} && -f $CIFAR_THIRD_PARTY/enroot/enroot.in && -f $CIFAR_THIRD_PARTY/pyxis/Makefile ]]; then
+  CIFAR_THIRD_PARTY=$(realpath "$CIFAR_THIRD_PARTY")
+  export CIFAR_THIRD_PARTY
+  have_third_party=1
+else
+  echo "== test.sh: the Enroot and Pyxis tests are left out: no enroot/ and pyxis/ sources in" \
+    "CIFAR_THIRD_PARTY='${CIFAR_THIRD_PARTY:-}' (tests/README.md says where to get them)"
+fi
 # The gate: seconds, before anything builds or downloads.
 echo "== test.sh: gate: tools/lint.sh format floors shell"
 bash tools/lint.sh format floors shell ||
@@ -136,8 +148,10 @@ for preset in "${presets[@]}"; do
     # compare_models, and even the torch-free programs link LibTorch, whose
     # wheels export libstdc++ code that once changed what torch-free code
     # did (src/util/paths.hpp), so none is left out (docs/dev/ci.md).
-    rest=(-LE 'unit|slurm')
-    ((have_real_data)) || rest=(-LE 'unit|slurm|realdata')
+    left_out=unit\|slurm
+    ((have_real_data)) || left_out+=\|realdata
+    ((have_third_party)) || left_out+=\|enroot
+    rest=(-LE "$left_out")
     # The GPU proof's dry run is the cpu and cuda12 runs' (LibTorch 1.13 and 2.x).
     [[ $preset == cuda ]] && rest=(-L "$kCpuLabels" -LE 'unit|multinode|slurm' -E '^gpu_check\.dry_run$')
     ctest --preset "$preset" -j 2 --timeout 600 -L unit || failed+=("$preset (unit)")

@@ -45,6 +45,9 @@ job_test_cleanup() {
 }
 
 # job_test_start: temp folder, cluster, and a submit folder with logs/.
+# JOB_TEST_SPANK_PLUGIN, when set, is a SPANK plugin and its options, the
+# last of them a folder option whose value is left empty (runtime_path=): the
+# cluster loads the plugin with that folder under the temp folder.
 job_test_start() {
   JOB_TEST_TMP=$(mktemp -d "${TMPDIR:-/tmp}/cifar-slurm.XXXXXX")
   trap job_test_cleanup EXIT
@@ -57,6 +60,11 @@ job_test_start() {
   done
   JOB_TEST_WORK=$JOB_TEST_TMP/work
   mkdir -p "$JOB_TEST_WORK/logs"
+  if [[ -n ${JOB_TEST_SPANK_PLUGIN:-} ]]; then
+    mkdir -p "$JOB_TEST_TMP/spank"
+    echo "required ${JOB_TEST_SPANK_PLUGIN}$JOB_TEST_TMP/spank" >"$JOB_TEST_TMP/plugstack.conf"
+    export MINI_CLUSTER_PLUGSTACK=$JOB_TEST_TMP/plugstack.conf
+  fi
   mini_cluster_start "$JOB_TEST_TMP/cluster"
 }
 

@@ -3,7 +3,10 @@
 # Sourced by the Slurm tests. mini_cluster_start DIR writes a slurm.conf into
 # DIR, starts a private munged (own key and socket), slurmctld and slurmd with
 # every state, spool, pid and log file under DIR, and waits until the node is
-# idle. mini_cluster_stop ends exactly the daemons it started. Nothing outside
+# idle. MINI_CLUSTER_PLUGSTACK, when set, names the plugstack.conf of the
+# SPANK plugins slurmd loads (a container plugin such as Pyxis); the daemons
+# get the caller's PATH, where such a plugin finds its runtime.
+# mini_cluster_stop ends exactly the daemons it started. Nothing outside
 # DIR is touched, so it can run beside a site's real Slurm or a second copy of
 # itself (ports are picked free at start).
 #
@@ -116,6 +119,7 @@ SlurmdDebug=info
 ${node_line} NodeAddr=127.0.0.1 State=UNKNOWN
 PartitionName=test Nodes=ALL Default=YES MaxTime=INFINITE State=UP
 EOF
+  [[ -z ${MINI_CLUSTER_PLUGSTACK:-} ]] || echo "PlugStackConfig=$MINI_CLUSTER_PLUGSTACK" >>"$dir/slurm.conf"
 }
 
 mini_cluster_start_munge() {

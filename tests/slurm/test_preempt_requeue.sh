@@ -14,17 +14,22 @@
 #   test_preempt_requeue.sh --repo DIR --build DIR [--launcher srun|mpirun]
 #                           [--trigger scancel|time-limit|cancel]
 #                           [--program double | --program real --data FILE]
-#                           [--container CHARLIECLOUD_IMAGE]
+#                           [--container IMAGE [--pyxis DIR]]
 #
 # --program double  the ranks are tests/slurm/preempt_double.sh, which follows
 #                   only cifar_mpi's preemption contract: this tests the job
 #                   scripts on their own.
 # --program real    the ranks are cifar_mpi training on --data (for when the
 #                   trainer handles SIGUSR1: checkpoint, exit 3, --resume auto).
-# --container DIR   container mode (with --program real): each rank is the
-#                   image's cifar_mpi in ch-run (CIFAR_CONTAINER=DIR); the final
-#                   model must equal, bit for bit, a run of the same steps on
-#                   the host that nothing interrupted.
+# --container IMAGE container mode (with --program real): each rank is the
+#                   image's cifar_mpi in ch-run (CIFAR_CONTAINER=IMAGE, a
+#                   Charliecloud directory), or with --pyxis in the Enroot
+#                   image (a .sqsh) that srun --container-image starts; the
+#                   final model must equal, bit for bit, a run of the same
+#                   steps on the host that nothing interrupted.
+# --pyxis DIR       Pyxis's spank_pyxis.so in DIR/pyxis and Enroot in
+#                   DIR/enroot (tests/containers/build_enroot_pyxis.sh): the
+#                   test cluster's slurmd loads the plugin (plugstack.conf).
 # shellcheck source=tests/slurm/job_test_lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/job_test_lib.sh"
 
@@ -34,6 +39,7 @@ launcher=srun
 trigger=scancel
 data=
 container=
+pyxis=
 set -- "${JOB_TEST_ARGS[@]+"${JOB_TEST_ARGS[@]}"}"
 while (($#)); do
   case $1 in
@@ -42,13 +48,29 @@ while (($#)); do
     --trigger) trigger=$2; shift 2 ;;
     --data) data=$2; shift 2 ;;
     --container) container=$2; shift 2 ;;
+    --pyxis) pyxis=$2; shift 2 ;;
     *) job_test_fail "unknown option $1" ;;
   esac
 done
 kNtasks=2
 
 started=$SECONDS
+runtime=charliecloud
+if [[ -n $pyxis ]]; then
+  runtime=pyxis
+  [[ -f $pyxis/pyxis/spank_pyxis.so && -x $pyxis/enroot/bin/enroot ]] ||
+    job_test_fail "--pyxis $pyxis lacks pyxis/spank_pyxis.so or enroot/bin/enroot (tests/containers/build_enroot_pyxis.sh)"
+  # slurmd, and the Pyxis in it, run enroot by name from the daemons' PATH.
+  export PATH=$pyxis/enroot/bin:$PATH
+  # Pyxis as sites run it: each job step unpacks the .sqsh (enroot create).
+  # With use_squashfuse=1 it would mount it instead, but srun's signals then
+  # reach the squashfuse process too, which dies and takes the ranks' files
+  # with it (SIGBUS): preemption cannot work that way.
+  JOB_TEST_SPANK_PLUGIN="$pyxis/pyxis/spank_pyxis.so runtime_path="
+fi
 job_test_start
+[[ -z $pyxis ]] || mini_cluster_log "Pyxis loaded: $(srun --help 2>&1 | grep -c -- '--container-') srun --container-* options"
+
 run_dir=$JOB_TEST_WORK/run
 case $program in
   double)
@@ -80,7 +102,7 @@ esac
 name=cifar-preempt-$launcher-$trigger
 if [[ -n $container ]]; then
   [[ $program == real ]] || job_test_fail "--container needs --program real"
-  program_settings+=("CIFAR_CONTAINER=$container" CIFAR_CONTAINER_RUNTIME=charliecloud "USER=${USER:-$(id -un)}")
+  program_settings+=("CIFAR_CONTAINER=$container" "CIFAR_CONTAINER_RUNTIME=$runtime" "USER=${USER:-$(id -un)}")
   name+=-container
 fi
 job=$(job_test_submit "$name" "$kNtasks" "${submit_options[@]+"${submit_options[@]}"}" -- "CIFAR_BUILD=$build" \
@@ -145,7 +167,7 @@ else
   grep -E 'preempted by|resumed from' "$(job_test_log_file "$name" "$job")" || true
 fi
 if [[ -n $container ]]; then
-  job_test_expect_in_log "$name" "$job" 1 'container mode: charliecloud'
+  job_test_expect_in_log "$name" "$job" 1 "container mode: $runtime"
   # The same steps on the host, uninterrupted: the resumed run must match it exactly.
   for setting in "${program_settings[@]}"; do
     [[ $setting != CIFAR_EXTRA_ARGS=* ]] || read -r -a straight_args <<<"${setting#CIFAR_EXTRA_ARGS=}"
