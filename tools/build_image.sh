@@ -249,6 +249,7 @@ fi
 EOF
 }
 
+exported_rootfs=  # the charliecloud export of this run: the image's files, for the enroot export too
 for kind in "${exports[@]+"${exports[@]}"}"; do
   t0=$SECONDS
   case $kind in
@@ -265,22 +266,29 @@ for kind in "${exports[@]+"${exports[@]}"}"; do
       export_rootfs "$target"
       mkdir -p "$target/ch"
       image_config Env >"$target/ch/environment"
+      exported_rootfs=$target
       ;;
     enroot)
       # A squashfs of the root file system, every file owned by root (Enroot
       # maps whoever starts it to root inside), made as Enroot makes its own
       # (ENROOT_SQUASH_OPTIONS, default Enroot's: data blocks stored plain,
       # so `enroot create` unpacks them at disk speed).
+      # From the charliecloud export when this run made one (its ch/ left
+      # out; Enroot's files in /etc are ignored by ch-run): a second podman
+      # export of 1.2 GB costs more than the squashfs itself.
       target=$out/cifar_mpi-$image.sqsh
-      rootfs=$out/$image/enroot-rootfs
-      export_rootfs "$rootfs"
+      rootfs=$exported_rootfs
+      if [[ -z $rootfs ]]; then
+        rootfs=$out/$image/enroot-rootfs
+        export_rootfs "$rootfs"
+      fi
       enroot_configure "$rootfs"
       rm -f "$target" "$target.tmp"
       # shellcheck disable=SC2086  # the options are separate words, as Enroot passes them
       mksquashfs "$rootfs" "$target.tmp" -all-root -no-progress -quiet ${ENROOT_SQUASH_OPTIONS:--comp lzo -noD} \
-        >/dev/null || die "mksquashfs $rootfs failed"
+        ${exported_rootfs:+-e ch} >/dev/null || die "mksquashfs $rootfs failed"
       mv "$target.tmp" "$target"
-      rm -rf "$rootfs"
+      [[ -n $exported_rootfs ]] || rm -rf "$rootfs"
       ;;
   esac
   log "exported $kind: $target ($(du -sh "$target" | cut -f1)) in $((SECONDS - t0)) s"
