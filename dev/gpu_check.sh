@@ -12,7 +12,9 @@
 #   measure  the benchmarks: cifar_mpi eager and graphed against PyTorch
 #            eager and torch.compile for the convnet and resnet18 in fp32 and
 #            bf16, the profile for the scaling model, the speed recipes
-#            against the airbench94 and Hiverge peers; then exact resume,
+#            (E1, speed94_muon, speed94 at np 1, 2, 4, 8 as GPUs allow) and
+#            the peers (fulcrum's E1, Hiverge, airbench94) by the record's
+#            compute-honest rules (docs/time_to_accuracy.md); then exact resume,
 #            --check-env's placement and the CPU suites against this LibTorch.
 #
 # Every step logs to $OUT/<step>.log under its own timeout; a failing step
@@ -34,7 +36,7 @@
 #   OUT=/some/dir bash dev/gpu_check.sh prove --dry-run  # on a CPU machine
 # Needs, carried next to the working tree: .debs (dev/gpu_deps.sh download);
 # for measure also .gpu/ddp_recipe.py (a copy of the PyTorch DDP recipe) and
-# the peers; .gpu/cifar-10-batches-bin is optional (synthetic binary-layout
+# the peers (.gpu/airbench, .gpu/hiverge, .gpu/fulcrum); .gpu/cifar-10-batches-bin is optional (synthetic binary-layout
 # data is made when it is absent).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -74,7 +76,11 @@ if [[ $GPU_DRY_RUN == 1 ]]; then : "${GPU_BUILD:=build/cpu}"; else : "${GPU_BUIL
 : "${GPU_SEED_DDP:=.gpu/ddp_recipe.py}"      # the PyTorch DDP recipe (convnet peer)
 : "${GPU_AIRBENCH:=.gpu/airbench}"         # a copy of airbench (airbench94.py, make_data.py)
 : "${GPU_HIVERGE:=.gpu/hiverge}"           # a copy of hiverge/cifar10-speedrun (cifar10_speedrun.py)
-: "${GPU_SPEED_RUNS:=3}"                   # runs of each side in bench_speed94_*
+: "${GPU_FULCRUM:=.gpu/fulcrum}"           # a copy of fulcrumresearch/cifar-10-speedrun (runners/recipes/e1.py)
+: "${GPU_SPEED_RUNS:=3}"                   # measured runs of each side (and world size) in record_*
+: "${GPU_WORLD_SIZES:=1 2 4 8}"            # cifar_mpi's in record_*_cpp, those the GPUs allow
+: "${GPU_RECORD_TARGET:=0.94}"             # the accuracy of record_*'s pass rate and p-value
+: "${GPU_RECORD_ARGS:=--cuda-graphs true}" # cifar_mpi's further arguments in record_*_cpp
 : "${GPU_BIN_DATA:=.gpu/cifar-10-batches-bin}"  # binary-layout data for the Python peers
 # Images in the synthetic data sets: enough for the benchmarks' epochs; the
 # prove pass's runs take a few steps of a small file (a CPU's steps are slow).
@@ -104,7 +110,7 @@ else : "${GPU_PROVE_BATCH:=256}" "${GPU_PROVE_STEPS:=12}"; fi
 # times add up to about 4 minutes (docs/dev/gpu_check.md); a run's limit is
 # its --comm-timeout and 15 s of start-up, so a stall still prints the
 # watchdog's message.
-: "${GPU_STEP_TIMEOUTS:=deps=30 env=20 build=120 pack=15 test_gpu=100 prove_graphs_adam=45 prove_graphs_sgd=45 prove_speed94_graphs=75 prove_speed94_muon_graphs=75 prove_e1_graphs=75 prove_bf16=45 prove_fp16=45 prove_eval=45 prove_host_data=45 prove_muon_mpi2=45 prove_captured_collectives=10 prove_newton_schulz_bf16=10 train_graphs=90 check_env=45 train_nccl=60 train_mpi2=60 bench_convnet_cpp=45 bench_convnet_py=90 bench_resnet18_cpp=45 bench_convnet_torch=150 bench_resnet18_torch=180 bench_convnet_bf16=45 bench_resnet18_bf16=45 bench_resnet18_nocl=45 bench_convnet_host=45 test_cpu=150 train_resume=120 bench_resnet18_host=45 bench_convnet_graphs=45 bench_resnet18_graphs=45 bench_convnet_graphs_bf16=45 bench_resnet18_graphs_bf16=45 profile=90 bench_speed94_cpp=90 bench_speed94_airbench=120 bench_speed94_muon_cpp=90 bench_speed94_hiverge=150}"
+: "${GPU_STEP_TIMEOUTS:=deps=30 env=20 build=120 pack=15 test_gpu=100 prove_graphs_adam=45 prove_graphs_sgd=45 prove_speed94_graphs=75 prove_speed94_muon_graphs=75 prove_e1_graphs=75 prove_bf16=45 prove_fp16=45 prove_eval=45 prove_host_data=45 prove_muon_mpi2=45 prove_captured_collectives=10 prove_newton_schulz_bf16=10 train_graphs=90 check_env=45 train_nccl=60 train_mpi2=60 bench_convnet_cpp=45 bench_convnet_py=90 bench_resnet18_cpp=45 bench_convnet_torch=150 bench_resnet18_torch=180 bench_convnet_bf16=45 bench_resnet18_bf16=45 bench_resnet18_nocl=45 bench_convnet_host=45 test_cpu=150 train_resume=120 bench_resnet18_host=45 bench_convnet_graphs=45 bench_resnet18_graphs=45 bench_convnet_graphs_bf16=45 bench_resnet18_graphs_bf16=45 profile=90 record_e1=300 record_hiverge=240 record_e1_cpp=150 record_speed94_muon_cpp=150 record_airbench=150 record_speed94_cpp=150}"
 : "${GPU_ARCHIVE:=1}"                      # 1: at the end, every log in $OUT/gpu_check_logs.tgz, beside summary.md only
 # The PyTorch peers' variants (dev/bench/torch_peer_bench.py): eager and
 # torch.compile's CUDA-graph mode, fp32 and bf16, as cifar_mpi's four below.
@@ -116,14 +122,15 @@ readonly kProveSteps=(deps env build pack test_gpu prove_captured_collectives pr
                       prove_e1_graphs prove_bf16 prove_fp16 prove_eval prove_host_data prove_muon_mpi2)
 # The measure pass, in order of what it needs most, as the deadline may cut
 # the tail: the throughput table (fp32 first), the profile for the scaling
-# model, the speed recipes against their peers, then exact resume, the
-# placement check and the CPU suites against this LibTorch.
+# model, the speed recipes and their peers by the record's rules, then exact
+# resume, the placement check and the CPU suites against this LibTorch.
 readonly kMeasureSteps=(deps env build pack
                         bench_convnet_cpp bench_convnet_graphs bench_convnet_torch
                         bench_resnet18_cpp bench_resnet18_graphs bench_resnet18_torch
                         bench_convnet_bf16 bench_convnet_graphs_bf16 bench_resnet18_bf16 bench_resnet18_graphs_bf16
                         profile
-                        bench_speed94_cpp bench_speed94_airbench bench_speed94_muon_cpp bench_speed94_hiverge
+                        record_e1 record_hiverge record_e1_cpp record_speed94_muon_cpp
+                        record_airbench record_speed94_cpp
                         bench_convnet_py
                         bench_convnet_host bench_resnet18_host bench_resnet18_nocl
                         train_resume check_env test_cpu)
@@ -625,43 +632,76 @@ step_profile() {
   figure "$(joined "${one[@]}"); projections in scaling_*.txt"
 }
 
-# The speed recipe against the airbench94 peer on the same GPU and data: the
-# whole schedule (10 epochs of the synthetic file's images, drop-last, the
-# TTA evaluation at the end) GPU_SPEED_RUNS times each; the figure is each
-# side's mean seconds of training plus evaluation, the clock both publish.
-# With the real archive carried as .gpu/cifar-10-batches-bin the accuracies
-# mean something too (time to 94% on pristine data); on synthetic data only
-# the times compare.
-# time_config CONFIG NAME: one warm-up run, then GPU_SPEED_RUNS timed runs of
-# CONFIG on one GPU (the records' protocol); the figure: each run's seconds
-# of training plus evaluation and accuracy, their mean and spread.
-time_config() {
-  local config=$1 name=$2 r times=() accs=()
-  for ((r = -1; r < GPU_SPEED_RUNS; r++)); do
-    "${kMpirun[@]}" -np 1 "$(cifar_mpi_bin)" --config "$config" --backend nccl --device cuda \
-      --data "$(speed94_data)" --seed "$((r + 1))" --output "$GPU_WORK/${name}_$r.pth" --metrics "$OUT/${name}_$r.jsonl"
-    ((r >= 0)) || continue  # the warm-up: lazy CUDA init, cuDNN autotuning
-    times+=("$(last_metric train_eval_seconds "$OUT/${name}_$r.jsonl")")
-    accs+=("$(last_metric test_accuracy "$OUT/${name}_$r.jsonl")")
+# The speed recipes and their peers by the CIFAR-10 record's compute-honest
+# rules (docs/time_to_accuracy.md), on the same GPU and data: per run the
+# preparation and training are timed, the build and the final evaluation are
+# not, and every side is scored with the record's six views of every test
+# image. Each step writes its runs to $OUT/<step>_runs.txt and
+# dev/bench/tta_stats.py's summary (n, time mean ± sd, accuracy, pass rate,
+# p-value) to $OUT/<step>_stats.txt; summary.md shows them. With the real
+# archive carried as .gpu/cifar-10-batches-bin the accuracies mean something;
+# on random data only the times compare. The dry run prints the commands
+# (checking the step up to them) and skips.
+
+# run_or_print CMD...: the command, or on a dry run its words.
+run_or_print() {
+  if dry; then printf '%q ' "$@"; echo; else "$@"; fi
+}
+
+# record_stats: the runs' summary as the step's figure and stats file.
+record_stats() {
+  dry && skip "dry run: commands printed"
+  "$PY" "$repo/dev/bench/tta_stats.py" --target "$GPU_RECORD_TARGET" "$OUT/${step}_runs.txt" | tee "$OUT/${step}_stats.txt"
+  figure "$(tail -n +2 "$OUT/${step}_stats.txt" | tr -s ' ' | paste -sd ';' -)"
+}
+
+# world_sizes: those of GPU_WORLD_SIZES the machine has GPUs for.
+world_sizes() {
+  local gpus np
+  if dry; then gpus=1; else gpus=$(nvidia-smi -L | grep -c '^GPU'); fi
+  for np in $GPU_WORLD_SIZES; do ((np > gpus)) || echo "$np"; done
+}
+
+# record_cpp CONFIG NAME: cifar_mpi's recipe at each world size, one warm-up
+# run (left out) and GPU_SPEED_RUNS measured runs each.
+record_cpp() {
+  local config=$1 name=$2 np r run data=$GPU_WORK/speed94.h5
+  dry || data=$(speed94_data)
+  : >"$OUT/${step}_runs.txt"
+  for np in $(world_sizes); do
+    for ((r = -1; r < GPU_SPEED_RUNS; r++)); do
+      run=$OUT/${name}_np${np}_$r
+      # shellcheck disable=SC2086  # GPU_RECORD_ARGS: words
+      run_or_print "${kMpirun[@]}" -np "$np" "$(cifar_mpi_bin)" --config "$config" --backend nccl --device cuda \
+        --data "$data" --seed "$((r + 1))" --output "$GPU_WORK/${name}_np${np}_$r.pth" --metrics "$run.jsonl" \
+        --tta mirror-translate --tta-fraction 1 $GPU_RECORD_ARGS >"$run.log" 2>&1
+      if ((r < 0)) || dry; then continue; fi  # the warm-up: page cache, GPU clocks
+      "$PY" "$repo/dev/bench/tta_stats.py" --cifar-mpi-run "$name@np$np" "$((r + 1))" "$run.log" "$run.jsonl" \
+        >>"$OUT/${step}_runs.txt"
+    done
   done
-  figure "train+eval s per run (after a warm-up): ${times[*]}; mean $(mean "${times[@]}") spread $(spread "${times[@]}"); accuracy ${accs[*]}; mean $(mean "${accs[@]}") spread $(spread "${accs[@]}")"
+  dry && cat "$OUT/${name}"_np*.log
+  record_stats
 }
 
-step_bench_speed94_cpp() { time_config config/speed94.ini speed94; }
-step_bench_speed94_muon_cpp() { time_config config/speed94_muon.ini speed94_muon; }
+step_record_e1_cpp() { record_cpp config/e1.ini e1.ini; }
+step_record_speed94_muon_cpp() { record_cpp config/speed94_muon.ini speed94_muon.ini; }
+step_record_speed94_cpp() { record_cpp config/speed94.ini speed94.ini; }
 
-step_bench_speed94_airbench() {
-  [[ -f $GPU_AIRBENCH/airbench94.py && -f $GPU_AIRBENCH/make_data.py ]] ||
-    { echo "$GPU_AIRBENCH/airbench94.py or make_data.py missing: carry a copy of the airbench repository (airbench94.py, make_data.py)"; return 1; }
-  local data
-  data=$(airbench_data)
-  # One extra first run: the peer's own warm-up (cuDNN autotuning, lazy CUDA init) is not in its figures.
-  (cd "$GPU_WORK" && AIRBENCH_DATA=$data AIRBENCH_RUNS=$((GPU_SPEED_RUNS + 1)) "$PY" "$repo/$GPU_AIRBENCH/airbench94.py")
-  local times
-  # Its final rows: "|  run  |  eval  | ... | tta_val_acc | total_time_seconds |"
-  read -r -a times < <(awk -F'|' '$3 ~ /eval/ { gsub(/ /, "", $8); printf "%s ", $8 }' "$OUT/$step.log")
-  figure "train+eval s per run (first is warm-up): ${times[*]}; mean of the rest $(mean "${times[@]:1}"); $(grep -m1 -oE 'Mean: [0-9.]+' "$OUT/$step.log")"
+# record_peer PEER SCRIPT: dev/bench/record_peers.py on the peers' data, GPU_SPEED_RUNS runs.
+record_peer() {
+  local data=$GPU_WORK/airbench_data
+  [[ -f $2 ]] || dry || { echo "$2 missing: carry a copy of the peer (docs/dev/gpu_check.md)"; return 1; }
+  if dry; then python3 -c 'import ast, sys; ast.parse(open(sys.argv[1]).read())' "$repo/dev/bench/record_peers.py"
+  else data=$(airbench_data); fi
+  run_or_print "$PY" "$repo/dev/bench/record_peers.py" "$1" "$2" --data "$data" \
+    --seeds "$(seq -s, 0 $((GPU_SPEED_RUNS - 1)))" | tee "$OUT/${step}_runs.txt"
+  record_stats
 }
+
+step_record_e1() { record_peer e1 "$GPU_FULCRUM/runners/recipes/e1.py"; }
+step_record_hiverge() { record_peer hiverge "$GPU_HIVERGE/cifar10_speedrun.py"; }
+step_record_airbench() { record_peer airbench "$GPU_AIRBENCH/airbench94.py"; }
 
 # airbench_data: the peers' train.pt/test.pt (their make_data.py) of speed_binary_data.
 airbench_data() {
@@ -672,17 +712,6 @@ airbench_data() {
     "$PY" "$GPU_AIRBENCH/make_data.py" "$GPU_WORK/airbench_src.tar.gz" "$data" >&2
   fi
   echo "$data"
-}
-
-# The Hiverge peer on the same GPU and data: its own warm-up run, then
-# GPU_SPEED_RUNS timed runs; it prints the mean and spread of both.
-step_bench_speed94_hiverge() {
-  [[ -f $GPU_HIVERGE/cifar10_speedrun.py && -f $GPU_AIRBENCH/make_data.py ]] ||
-    { echo "$GPU_HIVERGE/cifar10_speedrun.py or $GPU_AIRBENCH/make_data.py missing: carry copies of the peers"; return 1; }
-  local data
-  data=$(airbench_data)
-  (cd "$GPU_WORK" && AIRBENCH_DATA=$data HIVERGE_RUNS=$GPU_SPEED_RUNS "$PY" "$repo/$GPU_HIVERGE/cifar10_speedrun.py")
-  figure "$(grep -E '^(Accuracies|Times)' "$OUT/$step.log" | tr '\n' ';')"
 }
 
 # speed_binary_data: CIFAR-10's binary layout at full size (5 x 10,000
@@ -715,17 +744,6 @@ speed94_data() {
   local out=$GPU_WORK/speed94.h5
   [[ -f $out ]] || "$(tool_bin cifar_pack)" --input "$(speed_binary_data)" --output "$out" >&2
   echo "$out"
-}
-
-# The mean: 2 decimals, 4 below 10 (accuracies, seconds of a record run).
-mean() {
-  printf '%s\n' "$@" | awk 'NF { s += $1; n++ }
-    END { if (!n) print "n/a"; else if (s / n < 10) printf "%.4f\n", s / n; else printf "%.2f\n", s / n }'
-}
-# The sample standard deviation.
-spread() {
-  printf '%s\n' "$@" | awk 'NF { s += $1; ss += $1 * $1; n++ }
-    END { if (n > 1) printf "%.4f\n", sqrt((ss - s * s / n) / (n - 1)); else print "n/a" }'
 }
 
 # ---- the driver -------------------------------------------------------------------
@@ -818,6 +836,11 @@ write_summary() {
       echo
       echo "convnet_py: the PyTorch DDP recipe (DataLoader + PIL transforms, in process);"
       echo "host: --data-on-device false; nocl: --channels-last false."
+      echo
+      echo "Time to accuracy by the record's compute-honest rules (docs/time_to_accuracy.md), seconds:"
+      for m in "$OUT"/record_*_stats.txt; do
+        [[ -f $m ]] && { echo; echo '```'; cat "$m"; echo '```'; }
+      done
     fi
     echo "Logs: <step>.log (at the end of a run, in gpu_check_logs.tgz)."
   } >"$f.tmp"
@@ -881,7 +904,8 @@ main() {
   OUT=$(cd "$OUT" && pwd)
   export OUT GPU_DEADLINE_S GPU_DEBS GPU_PREFIX GPU_WORK GPU_BUILD GPU_JOBS GPU_BUILD_TARGETS GPU_PYTHON GPU_CUDA_HOME \
          GPU_SEED_DDP GPU_BIN_DATA GPU_IMAGES GPU_TEST_IMAGES GPU_BATCH GPU_BENCH_EPOCHS GPU_SEED_WORKERS GPU_PACK_ARGS \
-         GPU_TRAIN_ARGS GPU_STEP_TIMEOUTS GPU_PROVE_BATCH GPU_PROVE_STEPS GPU_COMM_TIMEOUT GPU_CTEST_TIMEOUT
+         GPU_TRAIN_ARGS GPU_STEP_TIMEOUTS GPU_PROVE_BATCH GPU_PROVE_STEPS GPU_COMM_TIMEOUT GPU_CTEST_TIMEOUT \
+         GPU_FULCRUM GPU_SPEED_RUNS GPU_WORLD_SIZES GPU_RECORD_TARGET GPU_RECORD_ARGS
   rm -f "$figures"/*
   local steps=()
   case $GPU_MODE in

@@ -11,7 +11,7 @@
 //   none                    the image
 //   mirror                  (f(x) + f(mirror x)) / 2
 //   mirror-translate        mirror(x) / 2 + (mirror(x shifted up-left by 1) + mirror(x shifted down-right by 1)) / 4
-//                           (airbench94's weights)
+//                           (airbench94's weights; the CIFAR-10 record harness scores every recipe so)
 //   mirror-translate-equal  the same six views, each weighing 1/6 (the Hiverge record recipe's)
 // With --tta-fraction f < 1 (selective TTA, as the Hiverge record recipe's
 // 0.25): only the floor(f x N) least confident images of the whole test split

@@ -160,6 +160,7 @@ class Trainer {
   Evaluation last_eval_;  // its accuracy -1 until the run's first evaluation (RESULT: "none")
   RunSummary summary_;    // time, images and a --target-accuracy over all the run's segments
   Clock::time_point setup_start_, run_start_;
+  double prepare_seconds_ = 0;  // build_model(): the untrained model, its whitening, the optimiser
 };
 
 }  // namespace cifar

@@ -95,7 +95,7 @@ TEST(ConfigFiles, E1IsTheHivergeRecipeWithTheRecordsPieces) {
   EXPECT_EQ(c.optim.lookahead_every, 4);
   EXPECT_DOUBLE_EQ(c.optim.lookahead_decay, 0.7);
   EXPECT_EQ(c.optim.lookahead_last_steps, 20) << "8 steps before the decay's end";
-  EXPECT_EQ(c.training.tta, TtaMode::MirrorTranslateEqual);
+  EXPECT_EQ(c.training.tta, TtaMode::MirrorTranslate) << "the record harness's grader: 1/4, 1/4, 1/8 x 4";
   EXPECT_DOUBLE_EQ(c.training.tta_fraction, 1.0) << "the harness's six views for every test image";
   EXPECT_DOUBLE_EQ(c.optim.lr, hiverge.optim.lr);
   EXPECT_DOUBLE_EQ(c.data.brightness_jitter, hiverge.data.brightness_jitter);
