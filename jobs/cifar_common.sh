@@ -171,6 +171,9 @@ cifar_export_rank_env() {
   # OMP_NUM_THREADS: its --threads and --blas-threads decide, so the launcher
   # does not change the model).
   export OMP_NUM_THREADS=$cpus_per_rank
+  # Where rank 0 names the nodes that failed their checks before training
+  # (exit code 7); a restart or requeue leaves them out (cifar_restart.sh).
+  export CIFAR_FAILED_NODES_FILE=$CIFAR_RUN_DIR/failed_nodes
   # NCCL: WARN prints only problems; INFO prints the rings/trees, the
   # interfaces and the transports chosen (NET/IB vs NET/Socket) — use it once on
   # a new cluster to check that the fast network is used.
@@ -237,7 +240,8 @@ cifar_mpirun_command() {
   CIFAR_MPIRUN=(mpirun -np "$np" --bind-to none)
   # mpirun starts remote ranks with its own environment, not this shell's:
   # pass on what the ranks need (under Slurm this is harmless repetition).
-  for var in PATH LD_LIBRARY_PATH OMP_NUM_THREADS HDF5_USE_FILE_LOCKING $(compgen -e | grep '^NCCL_' || true); do
+  for var in PATH LD_LIBRARY_PATH OMP_NUM_THREADS HDF5_USE_FILE_LOCKING CIFAR_FAILED_NODES_FILE \
+    $(compgen -e | grep '^NCCL_' || true); do
     [[ -n ${!var+set} ]] && CIFAR_MPIRUN+=(-x "$var")
   done
   cifar_mpirun_site_options

@@ -30,6 +30,7 @@ cifar_exit_meaning() {
     4) echo "communication timeout: a rank or host stalled or was lost" ;;
     5) echo "diverged: a non-finite or exploded loss or gradient" ;;
     6) echo "bad input: a file the run reads is missing, damaged or another run's" ;;
+    7) echo "a node failed its checks before training" ;;
     *)
       # 128 + N: a process (a rank, or the launcher) ended by signal N.
       if ((code > 128 && code < 160)); then
@@ -104,7 +105,8 @@ cifar_newest_checkpoint() {
 # typo, a checkpoint another world size cannot continue) would recur: the
 # same options, the same files. Code 3 (preempted) and 0 are the launcher's
 # to handle. Any other code, the launcher's own included, is a failure worth
-# a restart.
+# a restart; after 7 (a node failed its checks) the restart leaves out the
+# nodes cifar_mpi named (cifar_failed_nodes).
 cifar_restart_wanted() {
   local status=$1 restarts=$2 what
   what="exit code $status ($(cifar_exit_meaning "$status"))"
@@ -141,6 +143,7 @@ cifar_restart_wanted() {
 cifar_supervise() {
   local restarts=0 delay
   while :; do
+    [[ -z ${CIFAR_FAILED_NODES_FILE:-} ]] || rm -f "$CIFAR_FAILED_NODES_FILE"
     start_step
     CIFAR_STEP_STATUS=0
     cifar_wait "$CIFAR_STEP_PID" || CIFAR_STEP_STATUS=$?
@@ -175,6 +178,18 @@ cifar_unanswering() {
   for i in "${!items[@]}"; do
     cifar_wait "${pids[i]}" || echo "${items[i]}"
   done
+}
+
+# cifar_failed_nodes: the nodes the last step's cifar_mpi named as failing
+# their checks (exit code 7: not enough /dev/shm, a GPU gone bad, NCCL on TCP
+# sockets), one a line, without domain (the program names a node by its
+# host name, Slurm and hostfiles may use the short one).
+cifar_failed_nodes() {
+  [[ -n ${CIFAR_FAILED_NODES_FILE:-} && -f $CIFAR_FAILED_NODES_FILE ]] || return 0
+  local node
+  while read -r node; do
+    [[ -z $node ]] || echo "${node%%.*}"
+  done <"$CIFAR_FAILED_NODES_FILE"
 }
 
 # cifar_join SEPARATOR WORD...: the words joined by SEPARATOR.
@@ -232,8 +247,12 @@ cifar_probe_host() {
 # CIFAR_NP the ranks the remaining hosts hold — the lost hosts' share fewer,
 # or at most the remaining slots where the hostfile gives them.
 cifar_drop_lost_hosts() {
-  local lost=() alive=() alive_slots=() i host known_slots=1 total=0 np
+  local lost=() alive=() alive_slots=() i host known_slots=1 total=0 np failed=() reasons=()
+  mapfile -t failed < <(cifar_failed_nodes)
   mapfile -t lost < <(cifar_unanswering cifar_probe_host "${CIFAR_HOSTS[@]}")
+  for host in "${CIFAR_HOSTS[@]}"; do
+    [[ " ${failed[*]} " != *" ${host%%.*} "* || " ${lost[*]} " == *" $host "* ]] || lost+=("$host")
+  done
   if ((${#lost[@]} == 0)); then
     CIFAR_RESTART_NOTE="no host lost (all ${#CIFAR_HOSTS[@]} answer a probe): again $CIFAR_NP rank(s)"
     return 0
@@ -247,7 +266,7 @@ cifar_drop_lost_hosts() {
   done
   if ((${#alive[@]} == 0)); then
     cifar_log "lost every host: none of $(cifar_join , "${CIFAR_HOSTS[@]}") ran a probe within" \
-      "${CIFAR_PROBE_TIMEOUT} s: not restarting"
+      "${CIFAR_PROBE_TIMEOUT} s or passed its node checks: not restarting"
     return 1
   fi
   if ((known_slots)); then
@@ -260,7 +279,16 @@ cifar_drop_lost_hosts() {
   for i in "${!alive[@]}"; do
     echo "${alive[i]}${alive_slots[i]:+ slots=${alive_slots[i]}}"
   done >"$CIFAR_HOSTFILE"
-  CIFAR_RESTART_NOTE="lost host(s) $(cifar_join , "${lost[@]}") (no answer to a probe within ${CIFAR_PROBE_TIMEOUT} s);"
+  for host in "${CIFAR_HOSTS[@]}"; do  # in the hostfile's order
+    if [[ " ${lost[*]} " != *" $host "* ]]; then
+      continue
+    elif [[ " ${failed[*]} " == *" ${host%%.*} "* ]]; then
+      reasons+=("$host (failed its node checks)")
+    else
+      reasons+=("$host (no answer to a probe within ${CIFAR_PROBE_TIMEOUT} s)")
+    fi
+  done
+  CIFAR_RESTART_NOTE="lost host(s) $(cifar_join ', ' "${reasons[@]}");"
   CIFAR_RESTART_NOTE+=" continuing on $(cifar_join , "${alive[@]}") with $np rank(s) instead of $CIFAR_NP ($CIFAR_HOSTFILE)"
   CIFAR_HOSTS=("${alive[@]}")
   CIFAR_HOST_SLOTS=("${alive_slots[@]}")
@@ -313,17 +341,26 @@ cifar_slurm_probe_node() {
 # in use that Slurm removed from the job, reports unusable, or that do not
 # run a probe are left out from now on: CIFAR_SLURM_NODES keeps the others,
 # CIFAR_SLURM_LOST gathers the lost ones, and cifar_slurm_step_layout gives
-# the launcher the smaller layout (the same tasks per node).
+# the launcher the smaller layout (the same tasks per node). A node named by
+# cifar_failed_nodes is left out without a probe. When no node remains it
+# sets CIFAR_SLURM_ALL_LOST and returns non-zero.
 CIFAR_SLURM_NODES=()
 CIFAR_SLURM_LOST=()
+CIFAR_SLURM_ALL_LOST=
+declare -A CIFAR_SLURM_LOST_WHY=()
 cifar_slurm_drop_lost_nodes() {
   local current=() answering=() alive=() node state notes=()
   local -A why=()
   ((${#CIFAR_SLURM_NODES[@]})) || mapfile -t CIFAR_SLURM_NODES < <(scontrol show hostnames "$SLURM_JOB_NODELIST")
+  while read -r state; do  # a node name here
+    for node in "${CIFAR_SLURM_NODES[@]}"; do
+      [[ ${node%%.*} != "$state" ]] || why[$node]="failed its node checks (exit code 7)"
+    done
+  done < <(cifar_failed_nodes)
   mapfile -t current < <(cifar_slurm_job_nodes)
   if ((${#current[@]})); then
     for node in "${CIFAR_SLURM_NODES[@]}"; do
-      [[ " ${current[*]} " == *" $node "* ]] || why[$node]="removed from the job by Slurm"
+      [[ " ${current[*]} " == *" $node "* || -n ${why[$node]:-} ]] || why[$node]="removed from the job by Slurm"
     done
   fi
   while read -r node state; do
@@ -339,6 +376,7 @@ cifar_slurm_drop_lost_nodes() {
     if [[ -n ${why[$node]:-} ]]; then
       notes+=("$node (${why[$node]})")
       CIFAR_SLURM_LOST+=("$node")
+      CIFAR_SLURM_LOST_WHY[$node]=${why[$node]}
     else
       alive+=("$node")
     fi
@@ -348,7 +386,9 @@ cifar_slurm_drop_lost_nodes() {
     return 0
   fi
   if ((${#alive[@]} == 0)); then
-    cifar_log "lost every node of the job: $(cifar_join ', ' "${notes[@]}"): not restarting"
+    cifar_log "lost every node of the job: $(cifar_join ', ' "${notes[@]}"): not restarting here"
+    # shellcheck disable=SC2034  # read by the launcher (jobs/run_cifar.sh)
+    CIFAR_SLURM_ALL_LOST=1
     return 1
   fi
   local before
@@ -356,6 +396,35 @@ cifar_slurm_drop_lost_nodes() {
   CIFAR_SLURM_NODES=("${alive[@]}")
   CIFAR_RESTART_NOTE="lost node(s) $(cifar_join ', ' "${notes[@]}"); continuing on $(cifar_join , "${alive[@]}")"
   CIFAR_RESTART_NOTE+=" with $(cifar_slurm_ntasks) task(s) instead of $before"
+}
+
+# cifar_slurm_requeue_without_lost: requeues the job; first adds the nodes this job
+# lost or that failed their checks (CIFAR_SLURM_LOST) to the job's excluded
+# nodes, keeping those excluded already, so that the next start runs
+# elsewhere; logs each node with its reason. Slurm changes ExcNodeList only
+# of a pending job, so a running one is first requeued held, then released.
+# Returns non-zero when the job could not be requeued (it then stays as it is).
+cifar_slurm_requeue_without_lost() {
+  local old new=() node merged
+  if ((${#CIFAR_SLURM_LOST[@]} == 0)); then
+    scontrol requeue "$SLURM_JOB_ID"
+    return
+  fi
+  old=$(scontrol show job "$SLURM_JOB_ID" 2>/dev/null | tr ' ' '\n' | sed -n 's/^ExcNodeList=//p' | head -n 1)
+  [[ $old != "(null)" ]] || old=
+  [[ -z $old ]] || mapfile -t new < <(scontrol show hostnames "$old")
+  for node in "${CIFAR_SLURM_LOST[@]}"; do
+    [[ " ${new[*]} " == *" $node "* ]] || new+=("$node")
+    cifar_log "excluding node $node from the requeued job: ${CIFAR_SLURM_LOST_WHY[$node]:-lost}"
+  done
+  merged=$(cifar_join , "${new[@]}")
+  scontrol requeuehold "$SLURM_JOB_ID" || return 1
+  if scontrol update JobId="$SLURM_JOB_ID" ExcNodeList="$merged"; then
+    cifar_log "job $SLURM_JOB_ID: scontrol update JobId=$SLURM_JOB_ID ExcNodeList=$merged"
+  else
+    cifar_log "scontrol update JobId=$SLURM_JOB_ID ExcNodeList=$merged failed: the job may start on those nodes again"
+  fi
+  scontrol release "$SLURM_JOB_ID"
 }
 
 # cifar_slurm_ntasks: the tasks of the next step.

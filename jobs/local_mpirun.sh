@@ -93,8 +93,12 @@ start_step() {
   CIFAR_STEP_PID=$!
 }
 prepare_restart() {
+  local failed
   if [[ -n $CIFAR_HOSTFILE ]]; then
     cifar_drop_lost_hosts
+  elif failed=$(cifar_failed_nodes) && [[ -n $failed ]]; then
+    cifar_log "this machine ($failed) failed its node checks: not restarting here"
+    return 1
   else
     CIFAR_RESTART_NOTE="again $CIFAR_NP rank(s) on this machine"
   fi

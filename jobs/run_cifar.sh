@@ -28,16 +28,18 @@
 #   3 and its checkpoint; a new job with the same CIFAR_RUN_DIR resumes.
 #
 # Failures (jobs/cifar_restart.sh): a step that fails with any exit code but
-# 2 (configuration) or 5 (divergence), and was not asked to stop, is started
+# 2 (configuration), 5 (divergence) or 6 (bad input), and was not asked to stop, is started
 # again in the same allocation, up to CIFAR_MAX_RESTARTS times (default 3),
 # the first time at once, then after CIFAR_RESTART_BACKOFF s (default 10,
 # doubling), and resumes from the newest checkpoint. Before each restart the
 # job's nodes are checked: a node Slurm removed from the job (#SBATCH
 # --no-kill keeps the allocation when a node fails), reports down, drained or
-# not responding, or that does not run a probe step within
-# CIFAR_PROBE_TIMEOUT s is left out (srun --exclude, the same tasks per node
-# on fewer nodes; cifar_mpi resumes at the new world size). Each restart is
-# logged with its cause and the nodes lost.
+# not responding, that does not run a probe step within CIFAR_PROBE_TIMEOUT s,
+# or that cifar_mpi named as failing its node checks (exit code 7) is left out
+# (srun --exclude, the same tasks per node on fewer nodes; cifar_mpi resumes
+# at the new world size). Each restart is logged with its cause and the nodes
+# lost. A requeue adds those nodes to the job's ExcNodeList (scontrol update);
+# a one-node job whose node is lost or failed its checks is requeued without it.
 #
 # Environment (see also jobs/cifar_common.sh): CIFAR_BUILD, CIFAR_CONFIG,
 # CIFAR_DATA, CIFAR_RUN_DIR (default <submit dir>/runs/<job name>_<job id>),
@@ -138,7 +140,7 @@ case $step_status in
       # SIGTERM to every process of the batch step, scontrol included: ignore
       # it (children inherit that) so scontrol can report the outcome.
       trap '' TERM
-      if scontrol requeue "$SLURM_JOB_ID"; then
+      if cifar_slurm_requeue_without_lost; then
         cifar_log "requeued job ${SLURM_JOB_ID}; it resumes from the newest checkpoint when it starts again"
         exit 0
       fi
@@ -148,6 +150,22 @@ case $step_status in
     ;;
   *)
     cifar_log "cifar_mpi failed with exit code ${step_status} ($(cifar_exit_meaning "$step_status"); see the rank messages above)"
+    # A one-node job whose node failed its checks or was lost: the job goes
+    # back to the queue without that node, at most CIFAR_MAX_REQUEUES times.
+    if [[ -n $CIFAR_SLURM_ALL_LOST && ${#CIFAR_SLURM_LOST[@]} == 1 && ${CIFAR_REQUEUE:-1} == 1 &&
+      -z $CIFAR_STOP_REQUESTED ]]; then
+      if ((${SLURM_RESTART_COUNT:-0} >= ${CIFAR_MAX_REQUEUES:-20})); then
+        cifar_log "already restarted ${SLURM_RESTART_COUNT} times (CIFAR_MAX_REQUEUES): not requeueing"
+      else
+        trap '' TERM
+        if cifar_slurm_requeue_without_lost; then
+          cifar_log "requeued job ${SLURM_JOB_ID} without node ${CIFAR_SLURM_LOST[0]}; it resumes from the newest" \
+            "checkpoint when it starts again"
+          exit 0
+        fi
+        cifar_log "scontrol requeue failed (submitted with --no-requeue?)"
+      fi
+    fi
     exit "$step_status"
     ;;
 esac

@@ -18,7 +18,9 @@
 #include "gpu/cuda_runtime.hpp"
 #include "gpu/cuda_stack.hpp"
 #include "gpu/torch_stream.hpp"
+#include "model/model.hpp"
 #include "outputs/run_outputs.hpp"
+#include "placement/node_checks.hpp"
 #include "placement/placement_rules.hpp"
 #include "placement/topology_probe.hpp"
 #include "process/threads.hpp"
@@ -104,19 +106,21 @@ int report_placement(const std::vector<RankTopology>& ranks) {
 }
 
 // The Trainer's start-up checks after its placement (device settings and
-// outputs, then the data against the job), through the same functions and
-// agreements, so each fails with training's message and exit code. The data
-// file is opened as training opens it (checksum and schema) without reading
-// the splits' images; the outputs are checked without creating anything.
+// outputs, the data against the job, the node's resources), through the same
+// functions and agreements, so each fails with training's message and exit
+// code. The data file is opened as training opens it (checksum and schema)
+// without reading the splits' images; the outputs are checked without
+// creating anything.
 void run_startup_checks(const MpiEnvironment& env, const RunConfig& config, const Placement& placement) {
   const World& w = env.world();
+  long total_steps = -1;
   agree_on_startup(env.comm(), [&] {
     check_device_settings(config, placement);
     if (w.rank == 0) RunOutputs(config, OutputUse::Check);
   });
   agree_on_startup(env.comm(), [&] {
     const Dataset data = load_dataset(config.data, SplitRequest{false, false});
-    plan_for_data(config, data.train.info.count, w.size);
+    total_steps = plan_for_data(config, data.train.info.count, w.size).total_steps;
     // Outputs that are another run's: refused against the id the run would adopt.
     if (w.rank == 0) {
       const RunIdentity run = run_identity(config, w.size, data.train.info.count, data.identity);
@@ -124,6 +128,10 @@ void run_startup_checks(const MpiEnvironment& env, const RunConfig& config, cons
                           config.checkpoint.enabled() ? config.checkpoint.dir : "");
     }
   });
+  agree_on_node_checks(
+      env.comm(), w.host,
+      [&] { return probe_node_resources(config, w, placement, *make_model(config.model.name), total_steps); }, false);
+  if (w.rank == 0) log::info("node checks: passed on every node");
 }
 
 }  // namespace
@@ -169,6 +177,10 @@ int run_check_env(const MpiEnvironment& env, const RunConfig& config) {
   // The CUDA stack as training judges it, whatever the placement found (too
   // old a driver shows there only as no GPU): its message and exit code.
   agree_on_startup(env.comm(), [&] { gpu::require_usable_cuda_stack(config.runtime.device != DeviceRequest::Cpu); });
+  // The node checks as training runs them (without the failed-nodes file),
+  // but NCCL's network, which shows only once a communicator is up.
+  agree_on_node_checks(
+      env.comm(), w.host, [&] { return probe_node_launch(config, w); }, false);
   if (failures == 0) run_startup_checks(env, config, placement);
   const bool strict_failure = config.strict && warnings > 0;
   if (w.rank == 0) {

@@ -243,6 +243,9 @@ void visit_comm_options(CommConfig& c, const RegisteredNames& names, Visitor&& v
   v(s, "first-bucket-mb", c.first_bucket_mb, kMayChange,
     "size of the first gradient bucket in MiB (starts communication early)");
   v(s, "comm-timeout", c.timeout_seconds, kMayChange, "seconds a collective may take before the job is ended");
+  v(s, "allow-socket-network", c.allow_socket_network, kMayChange,
+    "let a multi-node NCCL job run when NCCL chose TCP sockets between the nodes (refused by default: several "
+    "times slower than InfiniBand or RoCE)");
 }
 
 template <typename Visitor>

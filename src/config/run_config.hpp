@@ -105,7 +105,8 @@ struct CommConfig {
   std::string backend = "auto";  // auto, or a name in the backend registry (comm/backends.hpp)
   double bucket_mb = 25.0;
   double first_bucket_mb = 1.0;
-  double timeout_seconds = 600.0;  // --comm-timeout
+  double timeout_seconds = 600.0;     // --comm-timeout
+  bool allow_socket_network = false;  // --allow-socket-network: NCCL over TCP between nodes
 };
 
 // Where and how each rank computes.

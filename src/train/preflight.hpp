@@ -6,9 +6,13 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "comm/backends.hpp"
 #include "config/run_config.hpp"
+#include "model/model.hpp"
+#include "mpi/world.hpp"
+#include "placement/node_checks.hpp"
 #include "step/run_plan.hpp"
 
 namespace cifar {
@@ -20,5 +24,21 @@ void check_device_settings(const RunConfig& config, const Placement& placement);
 // The run's plan for a training split of `train_samples` on `world_size`
 // ranks; ConfigError when a rank would have no sample or no batch.
 RunPlan plan_for_data(const RunConfig& config, int64_t train_samples, int world_size);
+
+// The node checks (placement/node_checks.hpp) on this rank's live node, in
+// two steps. Before the placement: the launcher's task count against the
+// world size, and the GPUs the launcher gave this rank against those CUDA
+// can use (a GPU gone bad is the node's failure, not a configuration error).
+std::vector<NodeFailure> probe_node_launch(const RunConfig& config, const World& world);
+// Once the placement, the plan and the model are known: free space for the
+// checkpoints the run keeps (on rank 0, which writes them; at most one a
+// step of `total_steps`) and /dev/shm for NCCL.
+std::vector<NodeFailure> probe_node_resources(const RunConfig& config, const World& world, const Placement& placement,
+                                              Model& model, long total_steps);
+// One checkpoint's bytes: the model's state, the optimiser's state (two
+// moments for Adam, a momentum buffer otherwise), the lookahead's copy, and
+// 64 KiB for the rest (the default model and Adam: 3.70 MiB estimated, 3.64
+// MiB written).
+int64_t checkpoint_bytes_estimate(const RunConfig& config, int64_t model_state_bytes);
 
 }  // namespace cifar

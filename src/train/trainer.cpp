@@ -9,6 +9,7 @@
 
 #include "comm/agreement.hpp"
 #include "comm/mpi_communicator.hpp"
+#include "comm/nccl_log.hpp"
 #include "gpu/cuda_stack.hpp"
 #include "model/speed94.hpp"
 #include "mpi/mpi_main.hpp"
@@ -59,6 +60,8 @@ void Trainer::set_up(const MpiEnvironment& env) {
   const auto prepare_start = Clock::now();
   build_model();
   prepare_seconds_ = seconds_since(prepare_start);
+  agree_on_node_checks(env.comm(), world_.host,
+                       [&] { return probe_node_resources(config_, world_, placement_, *model_, plan_.total_steps); });
   build_communication(env);
   resume();
   plan_schedule();
@@ -77,6 +80,7 @@ void Trainer::check_placement_and_outputs(const MpiEnvironment& env) {
     gpu::require_usable_cuda_stack(config_.runtime.device != DeviceRequest::Cpu);
     faults_ = FaultInjector(world_.rank);
   });
+  agree_on_node_checks(env.comm(), world_.host, [&] { return probe_node_launch(config_, world_); });
   agree_on_startup(env.comm(), [&] {
     placement_ = place_rank(env.comm(), world_, config_.comm.backend, config_.runtime.device);
     check_device_settings(config_, placement_);
@@ -124,7 +128,17 @@ void Trainer::build_model() {
 
 void Trainer::build_communication(const MpiEnvironment& env) {
   control_ = std::make_unique<MpiCommunicator>(env.comm(), comm_timeout(config_.comm));
+  // Multi-node NCCL: the network NCCL chose, from its own log of the set-up
+  // (the same decision on every rank, so all reach the agreement; a rank
+  // that captured nothing finds no network and passes).
+  const bool check_network = placement_.backend == "nccl" && world_.num_nodes > 1;
+  NcclLogCapture nccl_log(check_network);
   comm_ = make_communicator(env.comm(), placement_, comm_timeout(config_.comm));
+  if (check_network) {
+    const std::string network = nccl_network_from_log(nccl_log.finish());
+    agree_on_node_checks(env.comm(), world_.host,
+                         [&] { return check_nccl_network(world_.host, network, config_.comm.allow_socket_network); });
+  }
   const BucketOptions buckets{static_cast<size_t>(config_.comm.first_bucket_mb * (1 << 20)),
                               static_cast<size_t>(config_.comm.bucket_mb * (1 << 20))};
   reducer_ = std::make_unique<GradientReducer>(parameters_, untrained_state(*model_), *comm_, buckets);

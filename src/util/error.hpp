@@ -14,7 +14,8 @@ namespace cifar {
 // fall in two classes for the job scripts (jobs/cifar_restart.sh): 1 and 4
 // may pass with a restart (a dead rank, a lost host, a full disk freed);
 // 2, 5 and 6 recur with the same command line and files, so nothing
-// restarts them.
+// restarts them; 7 restarts without the nodes that failed their checks
+// (placement/node_checks.hpp).
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitFailure = 1;      // runtime failure (I/O, library, rank death): a restart may help
 inline constexpr int kExitUsage = 2;        // bad configuration or command line
@@ -22,6 +23,7 @@ inline constexpr int kExitPreempted = 3;    // checkpointed after SIGTERM/SIGUSR
 inline constexpr int kExitCommTimeout = 4;  // a collective stalled past --comm-timeout
 inline constexpr int kExitDiverged = 5;     // a non-finite or exploded loss, gradient or result
 inline constexpr int kExitBadInput = 6;     // an input file missing, damaged or not this run's: no restart fixes it
+inline constexpr int kExitNodeCheck = 7;    // a node failed its checks before training: restart without it
 
 class Error : public std::runtime_error {
  public:

@@ -8,6 +8,8 @@
 # the nodes named in $FAKE_DEAD_NODES (--nodelist=NODE or --host NODE), an
 # entry NODE@K only once K launches were made. $FAKE_TOUCH names a file that
 # each launch creates in the folder of its --metrics (a run that wrote).
+# $FAKE_FAILED_NODES: entries NODE@K make launch K write NODE to
+# $CIFAR_FAILED_NODES_FILE, as cifar_mpi does for a node that failed its checks.
 set -euo pipefail
 
 if [[ ${!#} == true ]]; then
@@ -30,6 +32,9 @@ if [[ -n ${FAKE_TOUCH:-} ]]; then
   done
 fi
 n=$(wc -l <"$FAKE_LAUNCHES")
+for entry in ${FAKE_FAILED_NODES:-}; do
+  [[ ${entry#*@} != "$n" ]] || echo "${entry%@*}" >>"${CIFAR_FAILED_NODES_FILE:?}"
+done
 read -r -a exits <<<"${FAKE_EXITS:-0}"
 ((n <= ${#exits[@]})) || n=${#exits[@]}
 case ${exits[n - 1]} in

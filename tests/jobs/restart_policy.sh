@@ -6,6 +6,8 @@
 #   * exit code 2 (configuration), 5 (divergence) and 6 (bad input: a
 #     missing data file, a --resume typo): never restarted;
 #   * exit code 3 (preempted): passed on, not restarted;
+#   * exit code 7 naming this machine as failing its node checks: not
+#     restarted; exit code 7 naming no node: restarted;
 #   * always exit code 1 with --max-restarts 2: exactly 3 launches, then exit 1;
 #   * exit code 4, then killed by SIGKILL, then 1, then success: three
 #     restarts, the first at once, then after 0.5 s and 1 s
@@ -20,7 +22,8 @@
 #     `-- --data X --output=Y` launch with X and Y only;
 #   * a launch into the default run folder (runs/local-*) that leaves it
 #     empty (refused, exit code 2) removes it; one that wrote a file keeps it.
-# Then the arithmetic of a restart after a lost host (cifar_read_hostfile,
+# Then the arithmetic of a restart after a lost host or one that failed its
+# node checks (cifar_read_hostfile,
 # cifar_drop_lost_hosts with a stand-in probe): which hosts stay, their
 # hostfile, and the ranks they hold.
 here=$(cd "$(dirname "$0")" && pwd)
@@ -31,7 +34,7 @@ build=$PWD/fake-build
 mkdir -p "$build"
 cp "$here/fake_cifar_mpi.sh" "$build/cifar_mpi"
 export CIFAR_BUILD=$build CIFAR_CONFIG='' CIFAR_RUN_DIR=$PWD/run CIFAR_RESTART_BACKOFF=0 CIFAR_MAX_RESTARTS=3
-export FAKE_LAUNCHES FAKE_EXITS
+export FAKE_LAUNCHES FAKE_EXITS FAKE_FAILED_NODES
 unset CIFAR_MPIRUN_ARGS CIFAR_EXTRA_ARGS
 # Open MPI's mpirun, once a rank has exited non-zero, signals the ranks still
 # alive (SIGCONT, SIGTERM, SIGKILL) with odls_base_sigkill_timeout (1 s)
@@ -76,6 +79,13 @@ no_restart_in bad_input.log
 launch preempted 3
 expect 3 1
 no_restart_in preempted.log
+# This machine failed its node checks (cifar_mpi named it): no restart here;
+# a failed check that names no node (a full shared folder) restarts.
+FAKE_FAILED_NODES=$(hostname)@1 launch node_check 7
+expect 7 1 'step failed with exit code 7 \(a node failed its checks before training\)$' \
+  'this machine \(.*\) failed its node checks: not restarting here'
+launch node_check_no_node "7 0"
+expect 0 2 'restart 1 of at most 3 in 0 s after exit code 7 \(a node failed its checks before training\); again 1 rank'
 
 launch always_failing 1 --max-restarts 2
 expect 1 3 'restart 1 of at most 2 in 0 s after exit code 1 \(runtime error, or another rank.s failure\); again 1 rank\(s\) on this machine; resuming from the start' \
@@ -201,5 +211,17 @@ if [[ $dropped != 1 ]] || ! grep -q 'lost every host: none of a,b ran a probe' l
   cat lost_all.log
   fail "losing every host must stop the restarts"
 fi
-echo "hostfile arithmetic: 5 cases pass"
+# A host cifar_mpi named as failing its node checks (exit code 7) is left out
+# though it answers its probe; c is lost as well.
+CIFAR_FAILED_NODES_FILE=$CIFAR_RUN_DIR/failed_nodes
+echo b.cluster.example >"$CIFAR_FAILED_NODES_FILE"
+hosts 'a slots=2
+b slots=2
+c slots=2
+' 6 c
+[[ ${CIFAR_HOSTS[*]} == a && $CIFAR_NP == 2 &&
+  $CIFAR_RESTART_NOTE == "lost host(s) b (failed its node checks), c (no answer to a probe within 3 s);"* ]] ||
+  fail "a failed node check: hosts ${CIFAR_HOSTS[*]}, np $CIFAR_NP, note $CIFAR_RESTART_NOTE"
+rm "$CIFAR_FAILED_NODES_FILE"
+echo "hostfile arithmetic: 6 cases pass"
 echo PASS

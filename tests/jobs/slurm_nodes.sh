@@ -13,7 +13,12 @@
 #      gone: mpirun -np 6 --host n1:2,n2:2,n3:2, then -np 4 --host n2:2,n3:2
 #      (a lost node stays out).
 #   3. Nothing lost: the restart is the first launch again, all 8 tasks.
-#   4. Which node states count as lost (cifar_slurm_unusable_nodes).
+#   4. n2 fails its node checks (exit code 7): the restart leaves it out
+#      without a probe; the step is then preempted (exit code 3) and the
+#      requeue adds n2 to the job's ExcNodeList, keeping n9 already there.
+#   5. A one-node job whose node fails its checks is requeued without it
+#      (at most CIFAR_MAX_REQUEUES times).
+#   6. Which node states count as lost (cifar_slurm_unusable_nodes).
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=tests/e2e/common.sh
 source "$here/../e2e/common.sh"
@@ -25,11 +30,14 @@ cp "$here/fake_cifar_mpi.sh" "$bin/srun"
 cp "$here/fake_cifar_mpi.sh" "$bin/mpirun"
 # scontrol: `show job ID` gives NodeList=$FAKE_JOB_NODELIST; `show hostnames`
 # expands name[a-b] and comma lists.
+# requeue, requeuehold, release and update are written to $FAKE_SCONTROL_LOG;
+# ExcNodeList is $FAKE_EXC_NODES.
 cat >"$bin/scontrol" <<'EOF'
 #!/usr/bin/env bash
 set -euo pipefail
+case $1 in requeue | requeuehold | release | update) echo "scontrol $*" >>"$FAKE_SCONTROL_LOG"; exit 0 ;; esac
 case "$1 $2" in
-  "show job") echo "JobId=$3 JobName=test ReqNodeList=(null) ExcNodeList=(null)"; echo "   NodeList=$FAKE_JOB_NODELIST BatchHost=n1" ;;
+  "show job") echo "JobId=$3 JobName=test ReqNodeList=(null) ExcNodeList=${FAKE_EXC_NODES:-(null)}"; echo "   NodeList=$FAKE_JOB_NODELIST BatchHost=n1" ;;
   "show hostnames")
     if [[ $3 =~ ^([a-z]+)\[([0-9]+)-([0-9]+)\]$ ]]; then
       for ((i = BASH_REMATCH[2]; i <= BASH_REMATCH[3]; i++)); do echo "${BASH_REMATCH[1]}$i"; done
@@ -53,7 +61,8 @@ for node in ${4//,/ }; do
 done
 EOF
 chmod +x "$bin"/*
-export PATH=$bin:$PATH FAKE_LAUNCHES FAKE_EXITS FAKE_JOB_NODELIST FAKE_NODE_STATES FAKE_DEAD_NODES
+export PATH=$bin:$PATH FAKE_LAUNCHES FAKE_EXITS FAKE_JOB_NODELIST FAKE_NODE_STATES FAKE_DEAD_NODES FAKE_FAILED_NODES \
+  FAKE_EXC_NODES FAKE_SCONTROL_LOG=$PWD/scontrol.log
 export SLURM_JOB_ID=42 SLURM_JOB_NAME=test SLURM_JOB_NODELIST='n[1-4]' SLURM_JOB_NUM_NODES=4 SLURM_NNODES=4 \
   SLURM_NTASKS=8 SLURM_NTASKS_PER_NODE=2 SLURM_TASKS_PER_NODE='2(x4)' SLURM_CPUS_PER_TASK=1 SLURM_SUBMIT_DIR=$PWD
 export CIFAR_BUILD=$PWD/build CIFAR_CONFIG='' CIFAR_RESTART_BACKOFF=0 CIFAR_PROBE_TIMEOUT=5
@@ -104,7 +113,37 @@ job none_lost srun "137 0"
   { cat "$log"; fail "expected the same srun twice and exit 0"; }
 expect_log 'restart 1 of at most 3 in 0 s after exit code 137 .*; no node lost \(all 4 usable\): again 8 task\(s\); resuming from the start'
 
-# 4. The states that count as lost: not responding (*), down, drained or
+# 4. A node fails its checks, then the job is preempted and requeued without it.
+FAKE_JOB_NODELIST='n[1-4]' FAKE_NODE_STATES='' FAKE_DEAD_NODES='' FAKE_FAILED_NODES=n2.cluster@1 FAKE_EXC_NODES=n9
+rm -f "$FAKE_SCONTROL_LOG"
+job node_check srun "7 3"
+[[ $rc == 0 ]] || { cat "$log"; fail "expected exit 0 (requeued)"; }
+expect_step 2 "srun --mpi=pmix --nodes=3 --ntasks=6 --ntasks-per-node=2 --exclude=n2 $CIFAR_BUILD/cifar_mpi"
+expect_log 'step failed with exit code 7 \(a node failed its checks before training\)'
+expect_log 'lost node\(s\) n2 \(failed its node checks \(exit code 7\)\); continuing on n1,n3,n4 with 6 task\(s\) instead of 8'
+expect_log 'excluding node n2 from the requeued job: failed its node checks \(exit code 7\)'
+expect_log 'scontrol update JobId=42 ExcNodeList=n9,n2'
+[[ $(cat "$FAKE_SCONTROL_LOG") == "scontrol requeuehold 42
+scontrol update JobId=42 ExcNodeList=n9,n2
+scontrol release 42" ]] || { cat "$FAKE_SCONTROL_LOG"; fail "scontrol calls"; }
+cat "$FAKE_SCONTROL_LOG"
+
+# 5. A one-node job: its only node fails its checks; requeued without it.
+FAKE_JOB_NODELIST=n1 FAKE_FAILED_NODES=n1@1 FAKE_EXC_NODES=''
+rm -f "$FAKE_SCONTROL_LOG"
+SLURM_JOB_NODELIST=n1 SLURM_JOB_NUM_NODES=1 SLURM_NNODES=1 SLURM_NTASKS=2 SLURM_TASKS_PER_NODE=2 job one_node srun "7"
+[[ $rc == 0 && $(wc -l <"$FAKE_LAUNCHES") == 1 ]] || { cat "$log"; fail "expected one step, then a requeue"; }
+expect_log 'lost every node of the job: n1 \(failed its node checks \(exit code 7\)\): not restarting here'
+expect_log 'requeued job 42 without node n1'
+grep -q '^scontrol update JobId=42 ExcNodeList=n1$' "$FAKE_SCONTROL_LOG" || { cat "$log"; fail "no ExcNodeList=n1"; }
+# ... at most CIFAR_MAX_REQUEUES times.
+rm -f "$FAKE_SCONTROL_LOG"
+SLURM_RESTART_COUNT=2 CIFAR_MAX_REQUEUES=2 SLURM_JOB_NODELIST=n1 SLURM_JOB_NUM_NODES=1 SLURM_NNODES=1 SLURM_NTASKS=2 \
+  SLURM_TASKS_PER_NODE=2 job one_node_limit srun "7"
+[[ $rc == 7 && ! -e $FAKE_SCONTROL_LOG ]] || { cat "$log"; fail "expected exit 7 and no requeue"; }
+FAKE_FAILED_NODES=''
+
+# 6. The states that count as lost: not responding (*), down, drained or
 # draining, failing; not those of a working node.
 # shellcheck source=jobs/cifar_common.sh
 source "$SOURCE_DIR/jobs/cifar_common.sh"

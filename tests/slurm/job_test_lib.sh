@@ -26,6 +26,21 @@ job_test_parse_args() {
   [[ -x $JOB_TEST_BUILD/cifar_mpi ]] || job_test_fail "--build must hold cifar_mpi (got '$JOB_TEST_BUILD')"
 }
 
+# job_test_parse_data_args ARGS...: job_test_parse_args for a test that takes
+# only --data FILE besides (a small HDF5 file), which it sets in JOB_TEST_DATA.
+job_test_parse_data_args() {
+  job_test_parse_args "$@"
+  JOB_TEST_DATA=
+  set -- "${JOB_TEST_ARGS[@]+"${JOB_TEST_ARGS[@]}"}"
+  while (($#)); do
+    case $1 in
+      --data) JOB_TEST_DATA=$2; shift 2 ;;
+      *) job_test_fail "unknown option $1" ;;
+    esac
+  done
+  [[ -r $JOB_TEST_DATA ]] || job_test_fail "--data FILE must be a small HDF5 file (got '$JOB_TEST_DATA')"
+}
+
 job_test_fail() {
   echo "FAIL: $*" >&2
   [[ -n $MINI_CLUSTER_DIR ]] && mini_cluster_dump_logs >&2

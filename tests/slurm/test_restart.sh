@@ -17,16 +17,8 @@
 # shellcheck source=tests/slurm/job_test_lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/job_test_lib.sh"
 
-job_test_parse_args "$@"
-data=
-set -- "${JOB_TEST_ARGS[@]+"${JOB_TEST_ARGS[@]}"}"
-while (($#)); do
-  case $1 in
-    --data) data=$2; shift 2 ;;
-    *) job_test_fail "unknown option $1" ;;
-  esac
-done
-[[ -r $data ]] || job_test_fail "--data FILE must be a small HDF5 file (got '$data')"
+job_test_parse_data_args "$@"
+data=$JOB_TEST_DATA
 readonly kNtasks=2 kSteps=60 kEvery=10 kKillAfter=15
 
 started=$SECONDS

@@ -1,0 +1,194 @@
+// Node checks: the decisions, and the agreement that ends the job on them.
+#include "placement/node_checks.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <regex>
+#include <set>
+
+#include "comm/text_collectives.hpp"
+#include "util/atomic_file.hpp"
+#include "util/error.hpp"
+#include "util/log.hpp"
+
+namespace cifar {
+namespace {
+
+std::string mib(int64_t bytes) { return strprintf("%.1f MiB", static_cast<double>(bytes) / (1 << 20)); }
+
+void check_world_size(const NodeFacts& f, std::vector<NodeFailure>& out) {
+  if (!f.srun_direct || f.launcher_tasks <= 0 || f.launcher_tasks == f.world_size) return;
+  out.push_back({"world size", f.host,
+                 strprintf("srun started this rank as one of %ld task(s), but MPI made a world of %d rank(s): the "
+                           "ranks did not wire up through PMI, so the step would run as %ld separate jobs",
+                           f.launcher_tasks, f.world_size, f.launcher_tasks / std::max(1, f.world_size)),
+                 "launch with srun --mpi=pmix (check that `srun --mpi=list` shows pmix, and that Open MPI was built "
+                 "with PMIx support), or with mpirun inside the allocation (CIFAR_LAUNCHER=mpirun)",
+                 kExitUsage, false});
+}
+
+void check_checkpoint_space(const NodeFacts& f, std::vector<NodeFailure>& out) {
+  if (f.checkpoint_dir.empty() || f.checkpoint_free < 0 || f.checkpoint_bytes <= 0) return;
+  // Each new checkpoint is written before the oldest is pruned: keep + 1 at
+  // the peak (fewer when the run writes fewer), of which those already there
+  // take no new room.
+  int64_t peak = f.keep + 1;
+  if (f.max_writes >= 0) peak = std::min<int64_t>(peak, f.max_writes);
+  const int64_t files = std::max<int64_t>(0, peak - f.existing_checkpoints);
+  const int64_t need = files * f.checkpoint_bytes + f.model_file_bytes;
+  if (need == 0 || f.checkpoint_free >= need) return;
+  out.push_back(
+      {"checkpoint space", f.host,
+       strprintf("--checkpoint-dir %s has %s free, but the run needs %s: %lld new checkpoint(s) of about "
+                 "%s (--keep-checkpoints %d, %d already there)%s",
+                 f.checkpoint_dir.c_str(), mib(f.checkpoint_free).c_str(), mib(need).c_str(),
+                 static_cast<long long>(files), mib(f.checkpoint_bytes).c_str(), f.keep, f.existing_checkpoints,
+                 f.model_file_bytes > 0 ? (" and the model file of " + mib(f.model_file_bytes)).c_str() : ""),
+       "free space there, choose a --checkpoint-dir on a larger file system, or keep fewer checkpoints "
+       "(--keep-checkpoints)",
+       7, f.checkpoint_local});
+}
+
+void check_shm(const NodeFacts& f, std::vector<NodeFailure>& out) {
+  if (!f.nccl_shares_node || f.shm_free < 0 || f.shm_free >= kMinShmBytes) return;
+  out.push_back({"/dev/shm", f.host,
+                 strprintf("/dev/shm has %s free for %d NCCL ranks on the node; NCCL's shared-memory transport "
+                           "needs more (it would fail later with \"failed to extend /dev/shm/nccl-…\")",
+                           mib(f.shm_free).c_str(), f.local_size),
+                 strprintf("give the node (or container) at least %s of /dev/shm: docker/podman run --shm-size=1g, "
+                           "or free it; or leave the node out",
+                           mib(kMinShmBytes).c_str()),
+                 7, true});
+}
+
+void check_gpus(const NodeFacts& f, std::vector<NodeFailure>& out) {
+  if (f.granted_gpus <= 0 || f.usable_gpus < 0 || f.usable_gpus >= f.granted_gpus) return;
+  out.push_back({"GPUs", f.host,
+                 strprintf("the launcher gave this rank %d GPU(s) (CUDA_VISIBLE_DEVICES) but CUDA can use only %d: "
+                           "a GPU failed, fell off the bus or is held in another mode",
+                           f.granted_gpus, f.usable_gpus),
+                 "check the node with nvidia-smi (Xid errors in dmesg) and drain it (scontrol update "
+                 "NodeName=<node> State=DRAIN Reason=gpu); the job scripts leave it out",
+                 7, true});
+}
+
+}  // namespace
+
+std::string NodeFailure::text() const { return "node " + host + ": " + check + ": " + found + ". Fix: " + fix; }
+
+std::vector<NodeFailure> check_node(const NodeFacts& facts) {
+  std::vector<NodeFailure> out;
+  check_world_size(facts, out);
+  check_checkpoint_space(facts, out);
+  check_shm(facts, out);
+  check_gpus(facts, out);
+  return out;
+}
+
+std::string nccl_network_from_log(const std::vector<std::string>& lines) {
+  // "host:123:456 [0] NCCL INFO Using network IB" (2.19+: "Using network Socket",
+  // a plugin's name such as "AWS Libfabric"); before that "NET/IB : Using
+  // [0]mlx5_0:1/IB ..." or "NET/Socket : Using [0]eth0:10.0.0.1<0>".
+  static const std::regex using_network(R"(NCCL INFO Using network (.+?)\s*$)");
+  static const std::regex net_using(R"(NCCL INFO NET/(\w+) ?: Using )");
+  std::string fallback;
+  for (const auto& line : lines) {
+    std::smatch m;
+    if (std::regex_search(line, m, using_network)) return m[1];
+    if (fallback.empty() && std::regex_search(line, m, net_using)) fallback = m[1];
+  }
+  return fallback;
+}
+
+std::vector<NodeFailure> check_nccl_network(const std::string& host, const std::string& network, bool allow_socket) {
+  if (network != "Socket" || allow_socket) return {};
+  return {{"NCCL network", host,
+           "NCCL chose TCP sockets between the nodes (\"Using network Socket\"), not InfiniBand or RoCE: an "
+           "all-reduce runs several times slower",
+           "check the node's InfiniBand ports (ibstat; NCCL_IB_HCA must name an active one, NCCL_IB_DISABLE unset) "
+           "and leave the node out, or allow TCP with --allow-socket-network",
+           7, true}};
+}
+
+namespace {
+constexpr char kField = '\x1f';
+constexpr char kRecord = '\x1e';
+
+std::vector<std::string> split_on(const std::string& text, char separator) {
+  std::vector<std::string> parts;
+  size_t begin = 0;
+  for (size_t end; (end = text.find(separator, begin)) != std::string::npos; begin = end + 1)
+    parts.push_back(text.substr(begin, end - begin));
+  parts.push_back(text.substr(begin));
+  return parts;
+}
+}  // namespace
+
+std::string encode_failures(const std::vector<NodeFailure>& failures) {
+  std::string out;
+  for (const auto& f : failures) {
+    out += f.check + kField + f.host + kField + f.found + kField + f.fix + kField + std::to_string(f.exit_code) +
+           kField + (f.node_at_fault ? "1" : "0") + kRecord;
+  }
+  return out;
+}
+
+std::vector<NodeFailure> decode_failures(const std::string& text) {
+  std::vector<NodeFailure> out;
+  for (const auto& record : split_on(text, kRecord)) {
+    const auto f = split_on(record, kField);
+    if (f.size() != 6) continue;
+    out.push_back({f[0], f[1], f[2], f[3], std::atoi(f[4].c_str()), f[5] == "1"});
+  }
+  return out;
+}
+
+int node_checks_exit_code(const std::vector<NodeFailure>& failures) {
+  if (failures.empty()) return kExitOk;
+  for (const auto& f : failures)
+    if (f.exit_code == kExitUsage) return kExitUsage;
+  return kExitNodeCheck;
+}
+
+void agree_on_node_checks(MPI_Comm comm, const std::string& host,
+                          const std::function<std::vector<NodeFailure>()>& probe, bool write_failed_nodes) {
+  std::vector<NodeFailure> mine;
+  try {
+    mine = probe();
+  } catch (const std::exception& e) {
+    mine = {{"probe", host, std::string("the node checks could not run: ") + e.what(),
+             "see the message; run cifar_mpi --check-env on the node", 7, false}};
+  }
+  int rank = 0;
+  MPI_CHECK(MPI_Comm_rank(comm, &rank));
+  const std::vector<std::string> gathered = gather_strings(comm, encode_failures(mine));
+  int code = kExitOk;
+  if (rank == 0) {
+    std::vector<NodeFailure> all;
+    std::set<std::string> seen;  // several ranks of one node find the same
+    for (const auto& text : gathered) {
+      for (auto& f : decode_failures(text))
+        if (seen.insert(f.text()).second) all.push_back(std::move(f));
+    }
+    code = node_checks_exit_code(all);
+    std::vector<std::string> nodes;
+    for (const auto& f : all) {
+      log::error("node check failed: " + f.text());
+      if (f.node_at_fault && std::find(nodes.begin(), nodes.end(), f.host) == nodes.end()) nodes.push_back(f.host);
+    }
+    const char* file = std::getenv("CIFAR_FAILED_NODES_FILE");
+    if (write_failed_nodes && file && *file && !nodes.empty()) {
+      std::string lines;
+      for (const auto& n : nodes) lines += n + "\n";
+      try {
+        write_file_atomically(file, std::vector<char>(lines.begin(), lines.end()));
+      } catch (const Error& e) {
+        log::error(std::string("cannot write the failed nodes for the job scripts: ") + e.what());
+      }
+    }
+  }
+  MPI_CHECK(MPI_Bcast(&code, 1, MPI_INT, 0, comm));
+  if (code != kExitOk) throw AgreedFailure(code, rank == 0);
+}
+
+}  // namespace cifar
