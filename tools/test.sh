@@ -27,9 +27,9 @@
 #              each GPU source compiles and links; the CPU labels (unit, mpi,
 #              e2e, checkpoint, robustness) run against it, the Python tests
 #              with that venv's torch; tests that need a GPU report "Skipped".
-# With cpu and cuda, the cpu build's `python` tests run a second time with the
-# venv's python: model files from Debian's LibTorch against a current
-# torch.load. CIFAR_PRESETS (e.g. "cpu cuda") overrides the presets; with
+# With cpu and cuda, the cpu build's Python tests that load its model files
+# run a second time with the venv's python: model files from Debian's
+# LibTorch against a current torch.load. CIFAR_PRESETS (e.g. "cpu cuda") overrides the presets; with
 # --all, or where CI is set (CI=true), the configure gets -DCIFAR_WERROR=ON.
 # Other arguments go to ctest and replace each preset's label selection
 # (tools/test.sh -L unit, tools/test.sh --all -R sampler); clang-tidy is
@@ -131,8 +131,12 @@ for preset in "${presets[@]}"; do
   elif [[ $preset == cpu-debug ]]; then
     # Its test preset selects unit|mpi|fuzz. The GoogleTest programs (one test
     # each) and the harnesses (one process, one core each) run two at a time,
-    # the unit label first; the MPI launches one at a time.
-    ctest --preset "$preset" -j 2 --timeout 900 -L unit || failed+=("$preset (unit)")
+    # the unit label first; the MPI launches one at a time. Three Pack tests
+    # write and read whole-size archives (184 MB: the layout's own counts),
+    # 40 s in the cpu run and over 2 minutes under ASan, where the harness of
+    # the same reader (fuzz.cifar_binary) covers its parsing: left out here.
+    GTEST_FILTER=-Pack.GeneratedArchiveMatchesItsBinFiles:Pack.AnArchiveWithAChangedByteIsRefusedAsDamaged:Pack.AHardLinkedMemberHoldsItsTargetsBytes \
+      ctest --preset "$preset" -j 2 --timeout 900 -L unit || failed+=("$preset (unit)")
     ctest --preset "$preset" -j 2 --timeout 900 -L fuzz -LE unit || failed+=("$preset (fuzz)")
     ctest --preset "$preset" -j 1 --timeout 600 -L mpi -LE 'unit|fuzz|e2e|robustness|multinode|slurm' \
       || failed+=("$preset (mpi)")
@@ -163,12 +167,14 @@ for preset in "${presets[@]}"; do
     fi
   fi
   # The model files that the apt LibTorch writes, read by the current torch.load
-  # of the wheel: the cpu build's Python tests once more with the venv's python.
+  # of the wheel: the cpu build's Python tests that load them (the model file,
+  # cifar_eval's recomputation) once more with the venv's python.
   venv_py=$PWD/.venv-torch/bin/python
   if [[ $preset == cpu && $setup_torch == 1 && $# -eq 0 ]]; then
     wait_for_torch
     cmake --preset cpu "-DCIFAR_TEST_PYTHON=$venv_py" >/dev/null
-    ctest --preset cpu -j 1 --timeout 600 -L python || failed+=("cpu (Python tests with $venv_py)")
+    ctest --preset cpu -j 1 --timeout 600 -L python -R '^(model\.python_interop|e2e\.cifar_eval)$' ||
+      failed+=("cpu (Python tests with $venv_py)")
     cmake --preset cpu -UCIFAR_TEST_PYTHON >/dev/null
   fi
   echo "== test.sh: preset $preset tested in $((SECONDS - t0)) s"
