@@ -35,13 +35,12 @@ std::string env_or(const char* name, const std::string& fallback) {
   return value ? value : fallback;
 }
 
-// A positive count from the environment, 0 when unset or not a number.
+}  // namespace
+
 int env_count(const char* name) {
   const int n = std::atoi(env_or(name, "0").c_str());
   return std::max(0, n);
 }
-
-}  // namespace
 
 std::vector<std::vector<int>> read_numa_cpus(const std::string& sys) {
   const std::string folder = paths::join(sys, "devices/system/node");

@@ -41,6 +41,10 @@ std::vector<int> bound_cpus();
 // (checked second: mpirun's ranks inside an allocation inherit Slurm's variables).
 Launcher detect_launcher();
 
+// A positive count from the environment variable `name` (SLURM_NTASKS and
+// the like); 0 when unset or not a number.
+int env_count(const char* name);
+
 // This rank's topology. `gpu` is the CUDA device it computes on (-1: CPU),
 // `intra_op_threads` the LibTorch threads training will use.
 RankTopology probe_rank_topology(const World& world, DeviceRequest device, int gpu, int intra_op_threads,

@@ -37,14 +37,6 @@ RunPlan plan_for_data(const RunConfig& config, int64_t train_samples, int world_
 
 namespace {
 
-long env_long(const char* name) {
-  const char* v = std::getenv(name);
-  if (!v || !*v) return -1;
-  char* end = nullptr;
-  const long n = std::strtol(v, &end, 10);
-  return *end == '\0' && n > 0 ? n : -1;
-}
-
 // `path`, or the nearest folder above it that exists (a folder not made yet).
 std::string existing_folder(std::string path) {
   struct stat st {};
@@ -88,8 +80,9 @@ std::vector<NodeFailure> probe_node_launch(const RunConfig& config, const World&
   f.world_size = world.size;
   f.local_size = world.local_size;
   f.srun_direct = detect_launcher() == Launcher::Srun;
-  f.launcher_tasks = env_long("SLURM_STEP_NUM_TASKS");
-  if (f.launcher_tasks < 0) f.launcher_tasks = env_long("SLURM_NTASKS");
+  const int tasks = env_count("SLURM_STEP_NUM_TASKS");
+  f.launcher_tasks = tasks > 0 ? tasks : env_count("SLURM_NTASKS");
+  if (f.launcher_tasks == 0) f.launcher_tasks = -1;  // not under srun: the check is skipped
   const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
   if (config.runtime.device != DeviceRequest::Cpu && visible && *visible && gpu::compiled()) {
     f.granted_gpus = 1 + static_cast<int>(std::count(visible, visible + std::strlen(visible), ','));
