@@ -121,6 +121,26 @@ trap 'forward_signal TERM' TERM
 cifar_supervise
 step_status=$CIFAR_STEP_STATUS
 
+# requeue_job WHAT: puts the job back in the queue (without the nodes it
+# lost: cifar_slurm_requeue_without_lost) and exits 0, unless it has been
+# requeued CIFAR_MAX_REQUEUES times already or scontrol refuses; then it
+# logs why and returns. WHAT ends the log line of a requeue.
+requeue_job() {
+  if ((${SLURM_RESTART_COUNT:-0} >= ${CIFAR_MAX_REQUEUES:-20})); then
+    cifar_log "already restarted ${SLURM_RESTART_COUNT} times (CIFAR_MAX_REQUEUES): not requeueing"
+    return 0
+  fi
+  # Slurm accepts the requeue and at once ends this incarnation with
+  # SIGTERM to every process of the batch step, scontrol included: ignore
+  # it (children inherit that) so scontrol can report the outcome.
+  trap '' TERM
+  if cifar_slurm_requeue_without_lost; then
+    cifar_log "requeued job ${SLURM_JOB_ID}$1; it resumes from the newest checkpoint when it starts again"
+    exit 0
+  fi
+  cifar_log "scontrol requeue failed (submitted with --no-requeue?); resubmit with CIFAR_RUN_DIR=${CIFAR_RUN_DIR} to resume"
+}
+
 case $step_status in
   0)
     cifar_log "finished; run folder ${CIFAR_RUN_DIR} holds: $(ls -m "$CIFAR_RUN_DIR")"
@@ -133,18 +153,8 @@ case $step_status in
     elif ((terminated_by_slurm)); then
       cifar_log "SIGTERM: Slurm is ending this job (scancel, preemption or time limit): not requeueing;" \
         "resubmit with CIFAR_RUN_DIR=${CIFAR_RUN_DIR} to resume"
-    elif ((${SLURM_RESTART_COUNT:-0} >= ${CIFAR_MAX_REQUEUES:-20})); then
-      cifar_log "already restarted ${SLURM_RESTART_COUNT} times (CIFAR_MAX_REQUEUES): not requeueing"
     else
-      # Slurm accepts the requeue and at once ends this incarnation with
-      # SIGTERM to every process of the batch step, scontrol included: ignore
-      # it (children inherit that) so scontrol can report the outcome.
-      trap '' TERM
-      if cifar_slurm_requeue_without_lost; then
-        cifar_log "requeued job ${SLURM_JOB_ID}; it resumes from the newest checkpoint when it starts again"
-        exit 0
-      fi
-      cifar_log "scontrol requeue failed (submitted with --no-requeue?); resubmit with CIFAR_RUN_DIR=${CIFAR_RUN_DIR} to resume"
+      requeue_job ""
     fi
     exit 3
     ;;
@@ -154,17 +164,7 @@ case $step_status in
     # back to the queue without that node, at most CIFAR_MAX_REQUEUES times.
     if [[ -n $CIFAR_SLURM_ALL_LOST && ${#CIFAR_SLURM_LOST[@]} == 1 && ${CIFAR_REQUEUE:-1} == 1 &&
       -z $CIFAR_STOP_REQUESTED ]]; then
-      if ((${SLURM_RESTART_COUNT:-0} >= ${CIFAR_MAX_REQUEUES:-20})); then
-        cifar_log "already restarted ${SLURM_RESTART_COUNT} times (CIFAR_MAX_REQUEUES): not requeueing"
-      else
-        trap '' TERM
-        if cifar_slurm_requeue_without_lost; then
-          cifar_log "requeued job ${SLURM_JOB_ID} without node ${CIFAR_SLURM_LOST[0]}; it resumes from the newest" \
-            "checkpoint when it starts again"
-          exit 0
-        fi
-        cifar_log "scontrol requeue failed (submitted with --no-requeue?)"
-      fi
+      requeue_job " without node ${CIFAR_SLURM_LOST[0]}"
     fi
     exit "$step_status"
     ;;
