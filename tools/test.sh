@@ -20,13 +20,14 @@
 #              `tools/lint.sh tidy`: clang-tidy over src/ with this preset's
 #              compile database (estimated at ~6 minutes on 2 cores).
 #   cuda12     PyPI's LibTorch 2.10 cu128 from .venv-torch-cuda12 (the CUDA 12
-#              flavour, for drivers R525-R575): every target, then the tests
+#              flavour, for drivers R525-R575): the programs, then the tests
 #              of the CUDA stack check and of --check-env, which start the
 #              programs against that LibTorch and its CUDA 12 runtime.
 #   cuda       PyPI's LibTorch 2.11 cu130 from .venv-torch: every target, so
-#              each GPU source compiles and links; the CPU labels (unit, mpi,
-#              e2e, checkpoint, robustness) run against it, the Python tests
-#              with that venv's torch; tests that need a GPU report "Skipped".
+#              each GPU source compiles and links; the unit label and the
+#              tests that depend on the LibTorch (kCudaTests: files, exact
+#              resumes, end-to-end training) run against it, the Python tests
+#              with that venv's torch.
 # With cpu and cuda, the cpu build's Python tests that load its model files
 # run a second time with the venv's python: model files from Debian's
 # LibTorch against a current torch.load. CIFAR_PRESETS (e.g. "cpu cuda") overrides the presets; with
@@ -108,15 +109,29 @@ wait_for_torch() {
 }
 
 jobs=$(nproc)
-readonly kCpuLabels='unit|mpi|e2e|checkpoint|robustness'
+# What the cuda run adds to its unit label: the tests whose outcome depends on
+# the LibTorch under test, because they read or write its files or train and
+# evaluate with it end to end: the checkpoint and model files and exact
+# resumes, training against the Python recipe, the evaluation tool, the
+# programs that reduce or gather tensors across two ranks, the program's own
+# start-up. Launching, signals, stalls, bad input and containers do not
+# depend on it (the same code above LibTorch): the cpu run has them.
+readonly kCudaTests='^checkpoint\.(make_data|resume_|bad_checkpoints|damaged_checkpoints|run_identity|whole_run)'\
+'|^e2e\.(make_data|equivalence|python_accuracy|cifar_eval|target_accuracy)$'\
+'|^(gradient_reducer|muon_distributed|evaluation|comm_mpi)_test\.np2$|^program\.'
 readonly kCuda12Tests='^(CudaStack|GpuBinding)\.|^program\.|^gpu_check\.dry_run$'
+# The cuda12 build: the programs users run and what its tests start (the
+# GPU proof builds the same ones); the cuda build compiles every target.
+readonly kCuda12Targets=(cifar_mpi cifar_pack cifar_eval compare_models gpu_unit_test comm_unit_test gpu_test gpu_step_test)
 failed=()
 for preset in "${presets[@]}"; do
   echo "== test.sh: preset $preset"
   [[ $preset == cuda* ]] && wait_for_torch
   t0=$SECONDS
   cmake --preset "$preset" "-DCIFAR_WERROR=$werror"
-  cmake --build --preset "$preset" -j "$jobs"
+  targets=()
+  [[ $preset == cuda12 && $# -eq 0 ]] && targets=(--target "${kCuda12Targets[@]}")
+  cmake --build --preset "$preset" -j "$jobs" "${targets[@]}"
   echo "== test.sh: preset $preset configured and built in $((SECONDS - t0)) s"
   t0=$SECONDS
   # A failing preset does not stop the next one; the script fails at the end.
@@ -144,20 +159,18 @@ for preset in "${presets[@]}"; do
     # The unit tests are one process each, most of their second loading
     # LibTorch: two at a time halve their time on 2 cores (154 s -> 74 s).
     # The others launch several MPI ranks, or time signals and stalls: one at
-    # a time. The cuda run leaves out the simulated hosts and the local Slurm
-    # (launching, not LibTorch: the cpu run covers them); the jobs tests
-    # (stand-ins for the program) are not in its labels. Every test it does
-    # run loads the LibTorch under test and can depend on it: the e2e,
-    # checkpoint and robustness scripts launch cifar_mpi, cifar_eval or
-    # compare_models, and even the torch-free programs link LibTorch, whose
-    # wheels export libstdc++ code that once changed what torch-free code
-    # did (src/util/paths.hpp), so none is left out (docs/dev/ci.md).
+    # a time. The cuda run has every unit test (even the torch-free ones
+    # link LibTorch, whose wheels export libstdc++ code that once changed
+    # what torch-free code did: src/util/paths.hpp) and kCudaTests
+    # (docs/dev/ci.md).
     left_out=unit\|slurm
     ((have_real_data)) || left_out+=\|realdata
     ((have_third_party)) || left_out+=\|enroot
     rest=(-LE "$left_out")
-    # The GPU proof's dry run is the cpu and cuda12 runs' (LibTorch 1.13 and 2.x).
-    [[ $preset == cuda ]] && rest=(-L "$kCpuLabels" -LE 'unit|multinode|slurm' -E '^gpu_check\.dry_run$')
+    # The GPU proof's dry run is the cuda12 run's when there is one (it
+    # trains each path against LibTorch 2.x), else the cpu run's.
+    [[ " ${presets[*]} " == *" cuda12 "* ]] && rest+=(-E '^gpu_check\.dry_run$')
+    [[ $preset == cuda ]] && rest=(-R "$kCudaTests")
     ctest --preset "$preset" -j 2 --timeout 600 -L unit || failed+=("$preset (unit)")
     ctest --preset "$preset" -j 1 --timeout 600 "${rest[@]}" || failed+=("$preset")
     # The Slurm tests (cpu only) side by side: each runs its own cluster and
