@@ -119,7 +119,10 @@ jobs=$(nproc)
 readonly kCudaTests='^checkpoint\.(make_data|resume_|bad_checkpoints|damaged_checkpoints|run_identity|whole_run)'\
 '|^e2e\.(make_data|equivalence|python_accuracy|cifar_eval|target_accuracy)$'\
 '|^(gradient_reducer|muon_distributed|evaluation|comm_mpi)_test\.np2$|^program\.'
-readonly kCuda12Tests='^(CudaStack|GpuBinding)\.|^program\.|^gpu_check\.dry_run$'
+# The CUDA stack's and placement's unit tests (CudaStack, GpuBinding; the
+# CUDA presets run each GoogleTest program as one test), the program's
+# start-up, the GPU proof's dry run.
+readonly kCuda12Tests='^(gpu_unit_test|comm_unit_test)$|^program\.|^gpu_check\.dry_run$'
 # The cuda12 build: the programs users run and what its tests start (the
 # GPU proof builds the same ones); the cuda build compiles every target.
 readonly kCuda12Targets=(cifar_mpi cifar_pack cifar_eval compare_models gpu_unit_test comm_unit_test gpu_test gpu_step_test)
@@ -156,8 +159,9 @@ for preset in "${presets[@]}"; do
     ctest --preset "$preset" -j 1 --timeout 600 -L mpi -LE 'unit|fuzz|e2e|robustness|multinode|slurm' \
       || failed+=("$preset (mpi)")
   else
-    # The unit tests are one process each, most of their second loading
-    # LibTorch: two at a time halve their time on 2 cores (154 s -> 74 s).
+    # The unit tests are one process each (cpu: each TEST; cuda: each
+    # program), most of their second loading LibTorch: two at a time halve
+    # their time on 2 cores (154 s -> 74 s).
     # The others launch several MPI ranks, or time signals and stalls: one at
     # a time. The cuda run has every unit test (even the torch-free ones
     # link LibTorch, whose wheels export libstdc++ code that once changed
