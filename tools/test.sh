@@ -116,7 +116,7 @@ jobs=$(nproc)
 # programs that reduce or gather tensors across two ranks, the program's own
 # start-up. Launching, signals, stalls, bad input and containers do not
 # depend on it (the same code above LibTorch): the cpu run has them.
-readonly kCudaTests='^checkpoint\.(make_data|resume_|bad_checkpoints|damaged_checkpoints|run_identity|whole_run)'\
+readonly kCudaTests='^checkpoint\.(make_data|resume_[a-z]+|bad_checkpoints|damaged_checkpoints|run_identity)$'\
 '|^e2e\.(make_data|equivalence|python_accuracy|cifar_eval|target_accuracy)$'\
 '|^(gradient_reducer|muon_distributed|evaluation|comm_mpi)_test\.np2$|^program\.'
 # The CUDA stack's and placement's unit tests (CudaStack, GpuBinding; the
@@ -131,7 +131,13 @@ for preset in "${presets[@]}"; do
   echo "== test.sh: preset $preset"
   [[ $preset == cuda* ]] && wait_for_torch
   t0=$SECONDS
-  cmake --preset "$preset" "-DCIFAR_WERROR=$werror"
+  # CI's cpu run, like the CUDA and cpu-debug presets, runs each GoogleTest
+  # program as one test (LibTorch loaded once per program); run alone, or given
+  # ctest arguments, it keeps one test per TEST, so that -R picks TESTs.
+  per_program=()
+  [[ $preset == cpu ]] && per_program=(-DCIFAR_UNIT_TESTS_PER_PROGRAM=OFF)
+  [[ $preset == cpu && $all == 1 && $# -eq 0 ]] && per_program=(-DCIFAR_UNIT_TESTS_PER_PROGRAM=ON)
+  cmake --preset "$preset" "-DCIFAR_WERROR=$werror" "${per_program[@]}"
   targets=()
   [[ $preset == cuda12 && $# -eq 0 ]] && targets=(--target "${kCuda12Targets[@]}")
   cmake --build --preset "$preset" -j "$jobs" "${targets[@]}"
