@@ -101,6 +101,30 @@ TEST(ConfigFiles, E1IsTheHivergeRecipeWithTheRecordsPieces) {
   EXPECT_DOUBLE_EQ(c.data.brightness_jitter, hiverge.data.brightness_jitter);
 }
 
+// e1_cpu.ini is E1 with a fourth 24 px epoch and 4 steps fewer: the
+// resolution schedule and the step count differ, every other piece is E1's.
+TEST(ConfigFiles, E1CpuIsE1WithAFourth24PxEpochAndFourStepsFewer) {
+  const RunConfig c = parse_file(paths::join(kConfigDir, "e1_cpu.ini"));
+  const RunConfig e1 = parse_file(paths::join(kConfigDir, "e1.ini"));
+  EXPECT_EQ(c.data.resolution.text(), "24:4,28:3,32");
+  EXPECT_EQ(c.training.max_steps, 280) << "8.75 epochs of 32 steps";
+  EXPECT_EQ(c.model.name, e1.model.name);
+  EXPECT_EQ(c.model.head, e1.model.head);
+  EXPECT_EQ(c.training.epochs, e1.training.epochs);
+  EXPECT_EQ(c.training.global_batch_size, e1.training.global_batch_size);
+  EXPECT_DOUBLE_EQ(c.training.label_smoothing, e1.training.label_smoothing);
+  EXPECT_EQ(c.training.tta, e1.training.tta);
+  EXPECT_DOUBLE_EQ(c.optim.lr, e1.optim.lr);
+  EXPECT_DOUBLE_EQ(c.optim.muon_lr, e1.optim.muon_lr);
+  EXPECT_DOUBLE_EQ(c.optim.lr_tail_epochs, e1.optim.lr_tail_epochs);
+  EXPECT_DOUBLE_EQ(c.optim.lr_floor, e1.optim.lr_floor);
+  EXPECT_EQ(c.optim.lookahead_every, e1.optim.lookahead_every);
+  EXPECT_DOUBLE_EQ(c.optim.lookahead_decay, e1.optim.lookahead_decay);
+  EXPECT_EQ(c.optim.lookahead_last_steps, e1.optim.lookahead_last_steps);
+  EXPECT_DOUBLE_EQ(c.data.brightness_jitter, e1.data.brightness_jitter);
+  EXPECT_DOUBLE_EQ(c.data.contrast_jitter, e1.data.contrast_jitter);
+}
+
 // quick.ini keeps the recipe's network and data and changes only how it is
 // trained: a smaller global batch, one-cycle Adam, label smoothing.
 TEST(ConfigFiles, QuickTrainsTheRecipeNetworkOnAOneCycleSchedule) {
