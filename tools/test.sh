@@ -123,8 +123,9 @@ readonly kCudaTests='^checkpoint\.(make_data|resume_[a-z]+|bad_checkpoints|damag
 # CUDA presets run each GoogleTest program as one test), the program's
 # start-up, the GPU proof's dry run.
 readonly kCuda12Tests='^(gpu_unit_test|comm_unit_test)$|^program\.|^gpu_check\.dry_run$'
-# The cuda12 build: the programs users run and what its tests start (the
-# GPU proof builds the same ones); the cuda build compiles every target.
+# The cuda12 build: the programs users run and the test programs its tests
+# start (the GPU proof's GPU_BUILD_TARGETS, cifar_eval and the two unit
+# programs); the cuda build compiles every target.
 readonly kCuda12Targets=(cifar_mpi cifar_pack cifar_eval compare_models gpu_unit_test comm_unit_test gpu_test gpu_step_test)
 failed=()
 for preset in "${presets[@]}"; do
@@ -135,8 +136,7 @@ for preset in "${presets[@]}"; do
   # program as one test (LibTorch loaded once per program); run alone, or given
   # ctest arguments, it keeps one test per TEST, so that -R picks TESTs.
   per_program=()
-  [[ $preset == cpu ]] && per_program=(-DCIFAR_UNIT_TESTS_PER_PROGRAM=OFF)
-  [[ $preset == cpu && $all == 1 && $# -eq 0 ]] && per_program=(-DCIFAR_UNIT_TESTS_PER_PROGRAM=ON)
+  [[ $preset == cpu ]] && per_program=("-DCIFAR_UNIT_TESTS_PER_PROGRAM=$((all == 1 && $# == 0))")
   cmake --preset "$preset" "-DCIFAR_WERROR=$werror" "${per_program[@]}"
   targets=()
   [[ $preset == cuda12 && $# -eq 0 ]] && targets=(--target "${kCuda12Targets[@]}")
@@ -179,7 +179,7 @@ for preset in "${presets[@]}"; do
     rest=(-LE "$left_out")
     # The GPU proof's dry run is the cuda12 run's when there is one (it
     # trains each path against LibTorch 2.x), else the cpu run's.
-    [[ " ${presets[*]} " == *" cuda12 "* ]] && rest+=(-E '^gpu_check\.dry_run$')
+    [[ $preset == cpu && " ${presets[*]} " == *" cuda12 "* ]] && rest+=(-E '^gpu_check\.dry_run$')
     [[ $preset == cuda ]] && rest=(-R "$kCudaTests")
     ctest --preset "$preset" -j 2 --timeout 600 -L unit || failed+=("$preset (unit)")
     ctest --preset "$preset" -j 1 --timeout 600 "${rest[@]}" || failed+=("$preset")
