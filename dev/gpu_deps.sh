@@ -109,7 +109,7 @@ apt_download() {
 
 # boost_header_subset DEBS: the Boost headers that cifar_mpi includes (every
 # <boost/...> in src, tools, dev, tests, plus program_options.hpp) and their
-# transitive include closure under C++17 and C++20, plus boost/config and
+# transitive include closure under C++20 (the project's standard), plus boost/config and
 # boost/predef whole (compiler and platform selection), and Boost's CMake
 # package files.
 boost_header_subset() {
@@ -123,11 +123,9 @@ boost_header_subset() {
     echo '#include <boost/program_options.hpp>'
     grep -rhoE --include='*.[ch]pp' --include='*.h' --include='*.cc' '#include <boost/[^>]+>' src tools dev tests 2>/dev/null || true
   } | sort -u >"$probe"
-  local std list=$work/list
-  for std in c++17 c++20; do
-    g++ -std="$std" -M -I "$root/usr/include" "$probe" | tr -c '[:alnum:]/._+-' '\n' |
-      grep "^$root/usr/include/boost/" | sed "s|^$root/||"
-  done >"$list"
+  local list=$work/list
+  g++ -std=c++20 -M -I "$root/usr/include" "$probe" | tr -c '[:alnum:]/._+-' '\n' |
+    grep "^$root/usr/include/boost/" | sed "s|^$root/||" >"$list"
   (cd "$root" && find usr/include/boost/config usr/include/boost/predef usr/include/boost/config.hpp \
      usr/lib/"$kArch"/cmake -type f) >>"$list"
   sort -u -o "$list" "$list"

@@ -11,7 +11,7 @@
 # runs at most once per call, only when something is missing. Works as root
 # or through sudo that needs no password (sudo -n).
 # Without either (a cluster login node), or on a host without apt and dpkg,
-# it installs nothing: it checks what the build needs by name (cmake, a C++17
+# it installs nothing: it checks what the build needs by name (cmake, a C++20
 # compiler, MPI's mpicxx/mpirun, HDF5, Boost.Program_options, libarchive,
 # LibTorch), prints what is missing with the module, package or pip command
 # that provides it, and exits 1 if something is (docs/install.md, "Without root").
@@ -119,7 +119,7 @@ check_without_root() {
   echo "setup: not root, no password-less sudo or no apt: installing nothing; checking what the build needs"
   need "cmake >= 3.25" "module load cmake, or pip install --user cmake" have_cmake
   need "ninja" "module load ninja, or pip install --user ninja" command -v ninja
-  need "a C++17 compiler (g++ >= 9 or clang++ >= 10)" "module load gcc" command -v c++
+  need "a C++20 compiler (g++ >= 11 or clang++ >= 14)" "module load gcc" command -v c++
   need "MPI (mpicxx, mpirun)" "module load openmpi (Open MPI 4.1 is what the images carry)" command -v mpicxx
   need "HDF5 (C library)" "module load hdf5 (serial is enough); HDF5_DIR or h5cc on PATH" have_hdf5
   need "Boost.Program_options" "module load boost; BOOST_ROOT or CMAKE_PREFIX_PATH" have_boost
