@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "optim/given_options.hpp"
 #include "optim/graph_safe_parts.hpp"
 #include "util/error.hpp"
 
@@ -77,7 +78,9 @@ bool GraphSafeStep::uses_fused_kernels() { return CIFAR_FUSED_OPTIMIZER_KERNELS 
 // ---- Adam -----------------------------------------------------------------
 
 GraphSafeAdam::GraphSafeAdam(std::vector<torch::optim::OptimizerParamGroup> groups, AdamOptions defaults)
-    : torch::optim::Adam(std::move(groups), defaults), lrs_(initial_rates(param_groups())) {
+    : torch::optim::Adam(groups, defaults) {
+  keep_given_options(*this, groups);
+  lrs_ = initial_rates(param_groups());
   for (const auto& g : param_groups()) {
     if (static_cast<const AdamOptions&>(g.options()).amsgrad())
       throw Error("the graph-safe Adam does not implement amsgrad");
@@ -154,7 +157,10 @@ void GraphSafeAdam::load(torch::serialize::InputArchive& archive) {
 // ---- SGD ------------------------------------------------------------------
 
 GraphSafeSGD::GraphSafeSGD(std::vector<torch::optim::OptimizerParamGroup> groups, SGDOptions defaults)
-    : torch::optim::SGD(std::move(groups), defaults), lrs_(initial_rates(param_groups())) {}
+    : torch::optim::SGD(groups, defaults) {
+  keep_given_options(*this, groups);
+  lrs_ = initial_rates(param_groups());
+}
 
 void GraphSafeSGD::set_learning_rate(size_t group, double lr) {
   param_groups().at(group).options().set_lr(lr);

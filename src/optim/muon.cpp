@@ -7,6 +7,7 @@
 #include <numeric>
 #include <utility>
 
+#include "optim/given_options.hpp"
 #include "optim/graph_safe_parts.hpp"
 
 namespace cifar {
@@ -54,8 +55,9 @@ torch::Tensor counter(const torch::Tensor& like) {
 }  // namespace
 
 Muon::Muon(std::vector<torch::optim::OptimizerParamGroup> groups, MuonOptions defaults)
-    : torch::optim::Optimizer(std::move(groups), std::make_unique<MuonOptions>(defaults)),
-      lrs_(initial_rates(param_groups())) {
+    : torch::optim::Optimizer(groups, std::make_unique<MuonOptions>(defaults)) {
+  keep_given_options(*this, groups);
+  lrs_ = initial_rates(param_groups());
   for (const auto& g : param_groups()) {
     const MuonOptions& o = options_of(g);
     TORCH_CHECK(o.momentum() >= 0 && o.momentum() < 1, "Muon: momentum must be in [0, 1)");

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "optim/fused_optimizer.hpp"
+#include "optim/given_options.hpp"
 #include "optim/muon.hpp"
 #include "util/registry.hpp"
 
@@ -24,19 +25,29 @@ Groups torch_groups(const std::vector<ParameterGroup>& groups, const Options& ba
   return out;
 }
 
+// A torch optimiser of type Opt over `groups`, each group keeping the
+// options it was given (optim/given_options.hpp: LibTorch 2.15 would merge
+// them with `defaults`).
+template <typename Opt, typename Options>
+std::unique_ptr<torch::optim::Optimizer> build(const Groups& groups, const Options& defaults) {
+  auto optimizer = std::make_unique<Opt>(groups, defaults);
+  keep_given_options(*optimizer, groups);
+  return optimizer;
+}
+
 // --fused-optimizer: the graph-safe subclass (fused_optimizer.hpp), same options and state.
 std::unique_ptr<torch::optim::Optimizer> make_adam(const OptimConfig& c, const std::vector<ParameterGroup>& groups) {
   const torch::optim::AdamOptions base(c.lr);
   auto param_groups = torch_groups(groups, base, c.lr, c.weight_decay);
   if (c.fused) return std::make_unique<GraphSafeAdam>(std::move(param_groups), base);
-  return std::make_unique<torch::optim::Adam>(std::move(param_groups), base);
+  return build<torch::optim::Adam>(param_groups, base);
 }
 
 std::unique_ptr<torch::optim::Optimizer> make_sgd(const OptimConfig& c, const std::vector<ParameterGroup>& groups) {
   const auto base = torch::optim::SGDOptions(c.lr).momentum(c.momentum).nesterov(c.nesterov);
   auto param_groups = torch_groups(groups, base, c.lr, c.weight_decay);
   if (c.fused) return std::make_unique<GraphSafeSGD>(std::move(param_groups), base);
-  return std::make_unique<torch::optim::SGD>(std::move(param_groups), base);
+  return build<torch::optim::SGD>(param_groups, base);
 }
 
 // --optimizer muon: Muon for the filters (and with --muon-matrices the

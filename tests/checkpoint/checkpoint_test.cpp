@@ -218,13 +218,16 @@ TEST(CheckpointFile, ZipDirectoryPastTheEndIsAnErrorNotAnOverRead) {
 }
 
 // Two fuzz-found checkpoints whose decoded tensors reach past their storage
-// (LibTorch's unpickler takes sizes, strides and offsets as the file says):
-// refused when read, before anything is restored from them.
+// (LibTorch 1.13's unpickler takes sizes, strides and offsets as the file
+// says): refused when read, before anything is restored from them. LibTorch
+// 2.15's unpickler refuses them itself ("... require a storage of at least N
+// bytes, but storage only has M bytes"); either way one CheckpointError names
+// the file and the storage.
 TEST(CheckpointFile, TensorsPastTheirStorageAreRefused) {
   TempDir tmp;
   for (const char* name : {"crash-tensor-past-its-storage-1.pt", "crash-tensor-past-its-storage-2.pt"}) {
     const std::string path = repaired_copy(name, tmp);
-    expect_error([&] { read_checkpoint(path); }, {path, "reaches past its storage (truncated or corrupt?)"});
+    expect_error([&] { read_checkpoint(path); }, {path, "(truncated or corrupt?)", "storage"});
   }
 }
 

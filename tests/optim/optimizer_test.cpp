@@ -4,6 +4,7 @@
 // epochs, and unknown names are refused with the valid ones.
 #include <gtest/gtest.h>
 
+#include "optim/muon.hpp"
 #include "optim/optimizer.hpp"
 #include "util/error.hpp"
 
@@ -15,6 +16,42 @@ std::vector<ParameterGroup> two_groups() {
   ParameterGroup early{"early", {torch::zeros({2}, torch::requires_grad())}, 1.0, 1.0, 3};
   ParameterGroup none{"empty", {}, 1.0, 1.0, -1};
   return {biases, none, early};
+}
+
+// A group's options as given, whatever their values: LibTorch 2.15's
+// Optimizer constructor replaces a value equal to its options type's
+// constructor default (lr 1e-3, weight decay 0) by the optimiser's default,
+// and a custom options type (Muon's) by the defaults whole.
+TEST(Optimizer, GroupsKeepTheirOptionsWhereTheyEqualLibTorchDefaults) {
+  ParameterGroup tenth{"tenth", {torch::zeros({3}, torch::requires_grad())}, 0.1, 0.0, -1};
+  ParameterGroup whole{"whole", {torch::zeros({2}, torch::requires_grad())}, 1.0, 1.0, -1};
+  for (const bool fused : {false, true}) {
+    for (const char* name : {"adam", "sgd"}) {
+      OptimConfig c;
+      c.optimizer = name;
+      c.lr = 0.01;  // the tenth group's 1e-3 is LibTorch's default rate
+      c.weight_decay = 0.05;
+      c.fused = fused;
+      Optimizer o(c, {tenth, whole});
+      auto& groups = o.torch_optimizer().param_groups();
+      ASSERT_EQ(groups.size(), 2u);
+      EXPECT_DOUBLE_EQ(groups[0].options().get_lr(), 1e-3) << name << (fused ? " fused" : "");
+      EXPECT_DOUBLE_EQ(groups[1].options().get_lr(), 0.01) << name << (fused ? " fused" : "");
+    }
+  }
+  OptimConfig c;
+  c.optimizer = "muon";
+  c.lr = 0.01;
+  c.muon_lr = 0.05;
+  c.muon_momentum = 0.6;
+  ParameterGroup filters{"filters", {torch::zeros({4, 2, 3, 3}, torch::requires_grad())}, 1.0, 1.0, -1};
+  Optimizer muon(c, {filters});
+  auto& groups = muon.torch_optimizer().param_groups();
+  ASSERT_EQ(groups.size(), 1u) << "the filters' group only: the rest is empty";
+  const auto& o = static_cast<const MuonOptions&>(groups[0].options());
+  EXPECT_TRUE(o.orthogonalize());
+  EXPECT_DOUBLE_EQ(o.lr(), 0.05);
+  EXPECT_DOUBLE_EQ(o.momentum(), 0.6);
 }
 
 TEST(Optimizer, SgdGroupsCarryTheirMultipliers) {
