@@ -35,7 +35,7 @@ find_package(Threads REQUIRED)
 
 # CIFAR_TORCH_PYTHON: a python whose torch package supplies LibTorch. The `cuda`
 # preset points it at .venv-torch/bin/python (tools/setup_torch.sh: PyPI's
-# torch 2.11 cu130 with its nvidia-* wheels). Its torch.utils.cmake_prefix_path
+# torch 2.15 cu132 with its nvidia-* wheels). Its torch.utils.cmake_prefix_path
 # goes first on CMAKE_PREFIX_PATH, its nvidia.nccl first among the NCCL hints
 # (the NCCL that its libtorch_cuda loads), and it becomes CIFAR_TEST_PYTHON's
 # default, so the Python tests use that torch too.
@@ -95,6 +95,7 @@ if(CIFAR_TORCH_PYTHON)
   endif()
 endif()
 find_package(Torch REQUIRED)
+include(TorchRange)
 # TorchConfig puts compile flags (e.g. -D_GLIBCXX_USE_CXX11_ABI) in TORCH_CXX_FLAGS
 # rather than on the target for some versions; apply them globally so that every
 # object agrees on the ABI.

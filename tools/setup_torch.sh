@@ -5,7 +5,7 @@
 # requirements file with its nvidia-* wheels (cuDNN, NCCL, cuBLAS, the CUDA
 # runtime, ...) plus numpy, h5py and matplotlib:
 #   cuda13 (default)  .venv-torch/         tools/torch-cuda13-requirements.txt
-#                     torch 2.11.0 (CUDA 13.0): drivers R580 and newer
+#                     torch 2.15.0 (CUDA 13.2): drivers R580 and newer
 #   cuda12            .venv-torch-cuda12/  tools/torch-cuda12-requirements.txt
 #                     torch 2.10.0 (CUDA 12.8): drivers R525 and newer
 # The `cuda` and `cuda12` presets build against the LibTorch inside them

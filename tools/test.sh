@@ -23,7 +23,7 @@
 #              flavour, for drivers R525-R575): the programs, then the tests
 #              of the CUDA stack check and of --check-env, which start the
 #              programs against that LibTorch and its CUDA 12 runtime.
-#   cuda       PyPI's LibTorch 2.11 cu130 from .venv-torch: every target, so
+#   cuda       PyPI's LibTorch 2.15 cu132 from .venv-torch: every target, so
 #              each GPU source compiles and links; the unit label and the
 #              tests that depend on the LibTorch (kCudaTests: files, exact
 #              resumes, end-to-end training) run against it, the Python tests

@@ -4,7 +4,7 @@
 #include <ATen/cuda/CUDAGraph.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
-// LibTorch 2.11 (the cuda flavour) moved CUDAEvent into c10; 2.10 (cuda12)
+// LibTorch 2.11 and newer (the cuda flavour) have CUDAEvent in c10; 2.10 (cuda12)
 // has it in ATen only.
 #if __has_include(<c10/cuda/CUDAEvent.h>)
 #include <c10/cuda/CUDAEvent.h>
@@ -85,6 +85,15 @@ class AutocastCacheOff {
 // On the current (side) stream. Thread-local capture mode: the NCCL
 // watchdog thread queries events meanwhile, which the default global mode
 // forbids to every thread of the process.
+//
+// Only capture_begin, capture_end and replay are used: the part of
+// CUDAGraph's API that every supported LibTorch keeps. LibTorch 2.14 removed
+// register_generator_state(const Generator&) and debug_dump, and split
+// capture_end into capture_end_pre/capture_end_post (capture_end still does
+// both, instantiating the graph). The default CUDA generator's state is
+// registered with the graph by capture_begin up to 2.13 and on its first use
+// during capture from 2.14 on: either way a step that draws random numbers
+// advances the generator's offset on every replay, as in eager mode.
 void capture(at::cuda::CUDAGraph& graph, const GraphedStep::Body& body, const Batch& inputs, torch::Tensor& loss) {
   AutocastCacheOff no_cache;
   graph.capture_begin({0, 0}, cudaStreamCaptureModeThreadLocal);
