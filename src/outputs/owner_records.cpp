@@ -4,12 +4,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <fstream>
 #include <map>
 #include <sstream>
 #include <utility>
 
 #include "outputs/checkpoint_files.hpp"
+#include "outputs/output_policy.hpp"
 #include "util/atomic_file.hpp"
 #include "util/error.hpp"
 #include "util/md5.hpp"
@@ -24,14 +24,6 @@ constexpr size_t kMaxRecordBytes = 4096;  // a record is a few lines; anything l
 int64_t file_size(const std::string& path) {
   struct stat st {};
   return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) ? static_cast<int64_t>(st.st_size) : -1;
-}
-
-std::string first_bytes(const std::string& path, size_t n) {
-  std::ifstream in(path, std::ios::binary);
-  std::string bytes(n, '\0');
-  in.read(bytes.data(), static_cast<std::streamsize>(n));
-  bytes.resize(static_cast<size_t>(in.gcount()));
-  return bytes;
 }
 
 bool has_event_files(const std::string& folder) {
@@ -67,7 +59,7 @@ RecordRead examine_owner_record(const std::string& record_path) {
   if (check.problem == paths::FileProblem::Missing) return {};
   if (!check) return {std::nullopt, check.reason};
   if (check.size == 0) return {std::nullopt, "is empty"};
-  auto record = parse_owner_record(first_bytes(record_path, kMaxRecordBytes));
+  auto record = parse_owner_record(file_head(record_path, kMaxRecordBytes));
   if (!record) return {std::nullopt, "is not an owner record cifar_mpi wrote"};
   return {std::move(record), ""};
 }
@@ -158,7 +150,7 @@ void check_output_kinds(const RunConfig& c) {
       throw ConfigError(what + " is a " + record->kind + " file (" + owner_text(*record) + "), not a " + o.kind +
                         " file: a run never replaces a file of another kind; choose another --" + o.option);
     if (file_size(o.path) == 0) continue;
-    const std::string head = first_bytes(o.path, 10);
+    const std::string head = file_head(o.path, 10);
     const bool is_zip = head.rfind("PK\x03\x04", 0) == 0;
     if (std::string(o.kind) == "model" && !is_zip)
       throw ConfigError(what +
