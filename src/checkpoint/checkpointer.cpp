@@ -108,6 +108,7 @@ Resumption Checkpointer::resume(const RunPlan& plan) {
   agree_on(control_, [&] {
     if (control_.rank() != 0) return;
     path = choose_resume_path(config_);
+    if (!path.empty()) require_sound_owner_record(path);  // its totals are carried on
     check_folder_belongs_to_this_run(path);
   });
   path = broadcast_string(control_, path);
@@ -199,6 +200,7 @@ std::string run_id_of(const std::optional<OwnerRecord>& record, const Checkpoint
 
 std::string startup_run_id(const CheckpointConfig& config, const RunIdentity& run) {
   const std::string path = choose_resume_path(config);
+  if (!path.empty()) require_sound_owner_record(path);
   return run_id_of(path.empty() ? std::nullopt : checkpoint_record(path), config, run);
 }
 

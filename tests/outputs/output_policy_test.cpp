@@ -64,6 +64,8 @@ TEST_F(OutputPolicy, NeverAFileARunOwns) {
   }
   write(".owned.json.run", "cifar_mpi output\nrun \n");  // a damaged record guards too
   EXPECT_NE(refusal("owned.json").find("whose file it is cannot be told"), std::string::npos);
+  write(".owned.json.run", "cifar_mpi output\nrun a\nkind checkpoint\ntrain-seconds nan\n");
+  EXPECT_NE(refusal("owned.json").find("holds train-seconds nan"), std::string::npos);
   EXPECT_EQ(contents("owned.json"), "{\"model\": \"a run's file under a JSON name\"}");
   // A record whose file is gone guards nothing.
   ::unlink(at("owned.json").c_str());
