@@ -113,14 +113,14 @@ int report_placement(const std::vector<RankTopology>& ranks) {
 // creating anything.
 void run_startup_checks(const MpiEnvironment& env, const RunConfig& config, const Placement& placement) {
   const World& w = env.world();
-  long total_steps = -1;
+  RunPlan plan;
   agree_on_startup(env.comm(), [&] {
     check_device_settings(config, placement);
     if (w.rank == 0) RunOutputs(config, OutputUse::Check);
   });
   agree_on_startup(env.comm(), [&] {
     const Dataset data = load_dataset(config.data, SplitRequest{false, false});
-    total_steps = plan_for_data(config, data.train.info.count, w.size).total_steps;
+    plan = plan_for_data(config, data.train.info.count, w.size);
     // Outputs that are another run's: refused against the id the run would adopt.
     if (w.rank == 0) {
       const RunIdentity run = run_identity(config, w.size, data.train.info.count, data.identity);
@@ -130,7 +130,7 @@ void run_startup_checks(const MpiEnvironment& env, const RunConfig& config, cons
   });
   agree_on_node_checks(
       env.comm(), w.host,
-      [&] { return probe_node_resources(config, w, placement, *make_model(config.model.name), total_steps); }, false);
+      [&] { return probe_node_resources(config, w, placement, *make_model(config.model.name), plan); }, false);
   if (w.rank == 0) log::info("node checks: passed on every node");
 }
 

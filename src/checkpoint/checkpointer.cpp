@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <numeric>
 #include <regex>
 #include <tuple>
 
@@ -108,6 +109,7 @@ Resumption Checkpointer::resume(const RunPlan& plan) {
   agree_on(control_, [&] {
     if (control_.rank() != 0) return;
     path = choose_resume_path(config_);
+    if (!path.empty()) require_sound_owner_record(path);  // its totals are carried on
     check_folder_belongs_to_this_run(path);
   });
   path = broadcast_string(control_, path);
@@ -197,8 +199,26 @@ std::string run_id_of(const std::optional<OwnerRecord>& record, const Checkpoint
   return record ? record->run : config.enabled() ? new_run_id(run, config.dir) : "";
 }
 
+long checkpoint_writes(const CheckpointConfig& config, const RunPlan& plan) {
+  const long total = plan.total_steps;
+  if (!config.enabled() || total <= 0) return 0;
+  // Distinct steps before the last one; the last always writes.
+  const long every_steps = config.every_steps;
+  const long by_steps = every_steps > 0 ? (total - 1) / every_steps : 0;
+  long by_epochs = 0, both = 0;
+  const long every_epochs = config.every_epochs, per_epoch = plan.steps_per_epoch;
+  if (every_epochs > 0 && per_epoch > 0 && every_epochs <= (total - 1) / per_epoch) {
+    const long spacing = every_epochs * per_epoch;  // steps between two epochs' checkpoints; below total
+    by_epochs = std::min<long>(plan.epochs / every_epochs, (total - 1) / spacing);
+    // Those on a multiple of --checkpoint-every-steps too: every (every_steps / gcd)'th.
+    if (every_steps > 0) both = by_epochs / (every_steps / std::gcd(spacing, every_steps));
+  }
+  return by_steps + by_epochs - both + 1;
+}
+
 std::string startup_run_id(const CheckpointConfig& config, const RunIdentity& run) {
   const std::string path = choose_resume_path(config);
+  if (!path.empty()) require_sound_owner_record(path);
   return run_id_of(path.empty() ? std::nullopt : checkpoint_record(path), config, run);
 }
 

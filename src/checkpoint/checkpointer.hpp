@@ -43,6 +43,13 @@ std::string run_id_of(const std::optional<OwnerRecord>& record, const Checkpoint
 // outputs' owners against.
 std::string startup_run_id(const CheckpointConfig& config, const RunIdentity& run);
 
+// The checkpoint files a run of `plan` writes from its start, at most (what
+// the space check counts): one at each multiple of --checkpoint-every-steps,
+// one at the end of every --checkpoint-every-epochs'th epoch, and one at the
+// last step; a step due more than once writes one file. A preempted run
+// writes one at the step it stops, no more in all. 0 without --checkpoint-dir.
+long checkpoint_writes(const CheckpointConfig& config, const RunPlan& plan);
+
 // What a start-up continues: the one value Checkpointer::resume() returns
 // and the Trainer applies once. A fresh start has no `path`; everything else
 // then holds the configured run.

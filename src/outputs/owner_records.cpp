@@ -4,14 +4,19 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <fstream>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <limits>
 #include <map>
 #include <sstream>
 #include <utility>
 
 #include "outputs/checkpoint_files.hpp"
+#include "outputs/output_policy.hpp"
 #include "util/atomic_file.hpp"
 #include "util/error.hpp"
+#include "util/log.hpp"
 #include "util/md5.hpp"
 #include "util/paths.hpp"
 
@@ -24,14 +29,6 @@ constexpr size_t kMaxRecordBytes = 4096;  // a record is a few lines; anything l
 int64_t file_size(const std::string& path) {
   struct stat st {};
   return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) ? static_cast<int64_t>(st.st_size) : -1;
-}
-
-std::string first_bytes(const std::string& path, size_t n) {
-  std::ifstream in(path, std::ios::binary);
-  std::string bytes(n, '\0');
-  in.read(bytes.data(), static_cast<std::streamsize>(n));
-  bytes.resize(static_cast<size_t>(in.gcount()));
-  return bytes;
 }
 
 bool has_event_files(const std::string& folder) {
@@ -67,7 +64,9 @@ RecordRead examine_owner_record(const std::string& record_path) {
   if (check.problem == paths::FileProblem::Missing) return {};
   if (!check) return {std::nullopt, check.reason};
   if (check.size == 0) return {std::nullopt, "is empty"};
-  auto record = parse_owner_record(first_bytes(record_path, kMaxRecordBytes));
+  std::string number_problem;
+  auto record = parse_owner_record(file_head(record_path, kMaxRecordBytes), &number_problem);
+  if (!number_problem.empty()) return {std::nullopt, number_problem, true};
   if (!record) return {std::nullopt, "is not an owner record cifar_mpi wrote"};
   return {std::move(record), ""};
 }
@@ -78,7 +77,47 @@ std::optional<OwnerRecord> read_owner_record(const std::string& record_path) {
 
 std::string owner_record_problem(const std::string& record_path) { return examine_owner_record(record_path).problem; }
 
-std::optional<OwnerRecord> parse_owner_record(const std::string& text) {
+namespace {
+
+// A record's number: what it means, and the values that mean something.
+struct NumberKey {
+  const char* key;
+  const char* meaning;
+  double low, high;  // the range, both included
+  double none;       // the value written for "not yet" (-1), also allowed; NaN when there is none
+};
+
+// Times up to 1e9 s (about 31 years), images up to 1e15, sizes up to 1 PiB.
+constexpr double kNoSentinel = std::numeric_limits<double>::quiet_NaN();
+constexpr NumberKey kNumberKeys[] = {
+    {"size", "a file size in bytes", 0, 1125899906842624.0, -1},
+    {"train-seconds", "a time in seconds", 0, 1e9, kNoSentinel},
+    {"eval-seconds", "a time in seconds", 0, 1e9, kNoSentinel},
+    {"images", "a count of images", 0, 1e15, kNoSentinel},
+    {"test-accuracy", "an accuracy", 0, 1, -1},
+    {"partial-epoch-row", "a flag", 0, 1, kNoSentinel},
+    {"target", "an accuracy", 0, 1, kNoSentinel},
+    {"target-accuracy", "an accuracy", 0, 1, -1},
+    {"time-to-target", "a time in seconds", 0, 1e9, -1},
+    {"target-epochs", "a count of epochs", 0, 2147483647.0, kNoSentinel},
+};
+
+// The number `text` of `key`, or why it is not one that key can hold.
+std::optional<double> read_number(const NumberKey& k, const std::string& text, std::string* problem) {
+  char* end = nullptr;
+  errno = 0;
+  const double x = text.empty() ? 0 : std::strtod(text.c_str(), &end);
+  const bool reads = !text.empty() && end == text.c_str() + text.size() && errno != ERANGE;
+  if (reads && std::isfinite(x) && (x == k.none || (x >= k.low && x <= k.high))) return x;
+  if (problem)
+    *problem = strprintf("holds %s %s, which is not %s (finite, from %g to %g%s)", k.key, text.c_str(), k.meaning,
+                         k.low, k.high, std::isnan(k.none) ? "" : strprintf(", or %g", k.none).c_str());
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<OwnerRecord> parse_owner_record(const std::string& text, std::string* problem) {
   std::istringstream in(text);
   std::string line;
   if (!std::getline(in, line) || line != kHeader) return std::nullopt;
@@ -92,23 +131,38 @@ std::optional<OwnerRecord> parse_owner_record(const std::string& text) {
   r.kind = v["kind"];
   r.checkpoint_dir = v["checkpoint-dir"];
   if (r.run.empty() || r.kind.empty()) return std::nullopt;
-  try {
-    auto number = [&](const char* key, double fallback) { return v.count(key) ? std::stod(v[key]) : fallback; };
-    r.size = static_cast<int64_t>(number("size", -1));
-    RunTotals& t = r.totals;
-    t.train_seconds = number("train-seconds", 0);
-    t.eval_seconds = number("eval-seconds", 0);
-    t.images = static_cast<int64_t>(number("images", 0));
-    t.test_accuracy = number("test-accuracy", -1);
-    t.partial_epoch_row = number("partial-epoch-row", 0) != 0;
-    t.target = number("target", 0);
-    t.target_accuracy = number("target-accuracy", -1);
-    t.time_to_target = number("time-to-target", -1);
-    t.target_epochs = static_cast<int>(number("target-epochs", 0));
-  } catch (const std::exception&) {
-    return std::nullopt;  // a number that does not read: not a record of ours
+  // Every number is checked against the limits of its meaning before it is
+  // used: a hand-edited or damaged record never reaches the RESULT line.
+  std::map<std::string, double> n;
+  for (const NumberKey& k : kNumberKeys) {
+    if (!v.count(k.key)) continue;
+    const auto x = read_number(k, v[k.key], problem);
+    if (!x) return std::nullopt;
+    n[k.key] = *x;
   }
+  auto number = [&](const char* key, double fallback) { return n.count(key) ? n[key] : fallback; };
+  r.size = static_cast<int64_t>(number("size", -1));
+  RunTotals& t = r.totals;
+  t.train_seconds = number("train-seconds", 0);
+  t.eval_seconds = number("eval-seconds", 0);
+  t.images = static_cast<int64_t>(number("images", 0));
+  t.test_accuracy = number("test-accuracy", -1);
+  t.partial_epoch_row = number("partial-epoch-row", 0) != 0;
+  t.target = number("target", 0);
+  t.target_accuracy = number("target-accuracy", -1);
+  t.time_to_target = number("time-to-target", -1);
+  t.target_epochs = static_cast<int>(number("target-epochs", 0));
   return r;
+}
+
+void require_sound_owner_record(const std::string& path) {
+  const std::string record = owner_record_path(path);
+  const RecordRead read = examine_owner_record(record);
+  if (read.damaged)
+    throw CheckpointError("owner record " + record + " of " + path + " " + read.problem +
+                          ": the record is damaged or was edited, and its totals would be carried into this run; "
+                          "restore it, or delete it to continue from " +
+                          path + " as a checkpoint without a record (its totals start from zero)");
 }
 
 void write_owner_record(const std::string& record_path, const OwnerRecord& r) {
@@ -158,7 +212,7 @@ void check_output_kinds(const RunConfig& c) {
       throw ConfigError(what + " is a " + record->kind + " file (" + owner_text(*record) + "), not a " + o.kind +
                         " file: a run never replaces a file of another kind; choose another --" + o.option);
     if (file_size(o.path) == 0) continue;
-    const std::string head = first_bytes(o.path, 10);
+    const std::string head = file_head(o.path, 10);
     const bool is_zip = head.rfind("PK\x03\x04", 0) == 0;
     if (std::string(o.kind) == "model" && !is_zip)
       throw ConfigError(what +

@@ -67,15 +67,26 @@ std::string folder_record_path(const std::string& folder);
 struct RecordRead {
   std::optional<OwnerRecord> record;
   std::string problem;
+  bool damaged = false;  // a record of ours whose number is out of the range of its meaning
 };
 RecordRead examine_owner_record(const std::string& record_path);
 // examine_owner_record()'s problem: "" when absent or a record of ours.
 std::string owner_record_problem(const std::string& record_path);
 // nullopt when the record is absent or not one this program wrote.
 std::optional<OwnerRecord> read_owner_record(const std::string& record_path);
-// The record as its file holds it, and back (nullopt: not a record).
+// The record as its file holds it, and back (nullopt: not a record). Every
+// number is checked against the limits of its meaning (finite; a time from
+// 0 to 1e9 s, an accuracy from 0 to 1 or -1 for none, ...): one that does
+// not read or lies outside is no record, and `problem` (when given) names
+// the key and its value ("holds train-seconds -1e9, which is not a time in
+// seconds (finite, from 0 to 1e+09)").
 std::string owner_record_text(const OwnerRecord& record);
-std::optional<OwnerRecord> parse_owner_record(const std::string& text);
+std::optional<OwnerRecord> parse_owner_record(const std::string& text, std::string* problem = nullptr);
+// Before a run continues checkpoint `path` and carries its record's totals:
+// a record of ours with a number out of range is refused (CheckpointError,
+// exit code 6, naming the record, the key and the value). An absent record,
+// or a file that is no record at all, is left to the callers as before.
+void require_sound_owner_record(const std::string& path);
 // Atomically (util/atomic_file.hpp).
 void write_owner_record(const std::string& record_path, const OwnerRecord& record);
 

@@ -2,7 +2,6 @@
 #include "outputs/run_outputs.hpp"
 
 #include <fcntl.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -11,6 +10,7 @@
 #include <utility>
 
 #include "outputs/checkpoint_files.hpp"
+#include "outputs/output_policy.hpp"
 #include "outputs/owner_records.hpp"
 #include "util/atomic_file.hpp"
 #include "util/error.hpp"
@@ -61,14 +61,6 @@ void check_record_path(const NamedPath& o) {
   if (check.problem == paths::FileProblem::Folder || check.problem == paths::FileProblem::NotRegular)
     throw ConfigError("--" + o.option + " " + o.path + ": its owner record " + record + " " + check.reason +
                       "; move it away, or choose another --" + o.option);
-}
-
-bool same_file(const std::string& a, const std::string& b) {
-  struct stat sa {
-  }, sb{};
-  if (::stat(a.c_str(), &sa) == 0 && ::stat(b.c_str(), &sb) == 0)
-    return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
-  return paths::absolute(a) == paths::absolute(b);
 }
 
 std::vector<NamedPath> output_files(const RunConfig& c) {

@@ -387,6 +387,8 @@ void write_archive(const std::string& path, const std::vector<std::pair<std::str
 }
 }  // namespace
 
+bool is_binary_archive_name(const std::string& output) { return is_archive_name(output); }
+
 void write_cifar10_binary(const CifarData& data, const std::string& output) {
   const auto files = layout_files(data);
   if (is_archive_name(output)) {

@@ -24,5 +24,7 @@ CifarData read_cifar10_binary(const std::string& input);
 // an archive when `output` ends in .tar.gz or .tgz (gzip level 1), otherwise
 // the folder `output`/cifar-10-batches-bin. Each file is published atomically.
 void write_cifar10_binary(const CifarData& data, const std::string& output);
+// Whether write_cifar10_binary writes `output` as an archive (.tar.gz, .tgz).
+bool is_binary_archive_name(const std::string& output);
 
 }  // namespace cifar

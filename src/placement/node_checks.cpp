@@ -3,8 +3,10 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <limits>
 #include <regex>
 #include <set>
+#include <utility>
 
 #include "comm/text_collectives.hpp"
 #include "util/atomic_file.hpp"
@@ -27,26 +29,37 @@ void check_world_size(const NodeFacts& f, std::vector<NodeFailure>& out) {
                  kExitUsage, false});
 }
 
+// Two sizes for one line: MiB with one decimal, more where they would read
+// equal, and the bytes where even six decimals do.
+std::pair<std::string, std::string> distinct_mib(int64_t a, int64_t b) {
+  for (int decimals = 1; decimals <= 6; ++decimals) {
+    auto text = [&](int64_t bytes) { return strprintf("%.*f MiB", decimals, static_cast<double>(bytes) / (1 << 20)); };
+    if (a == b || text(a) != text(b)) return {text(a), text(b)};
+  }
+  return {strprintf("%s (%lld bytes)", mib(a).c_str(), static_cast<long long>(a)),
+          strprintf("%s (%lld bytes)", mib(b).c_str(), static_cast<long long>(b))};
+}
+
 void check_checkpoint_space(const NodeFacts& f, std::vector<NodeFailure>& out) {
   if (f.checkpoint_dir.empty() || f.checkpoint_free < 0 || f.checkpoint_bytes <= 0) return;
-  // Each new checkpoint is written before the oldest is pruned: keep + 1 at
-  // the peak (fewer when the run writes fewer), of which those already there
-  // take no new room.
-  int64_t peak = f.keep + 1;
-  if (f.max_writes >= 0) peak = std::min<int64_t>(peak, f.max_writes);
-  const int64_t files = std::max<int64_t>(0, peak - f.existing_checkpoints);
-  const int64_t need = files * f.checkpoint_bytes + f.model_file_bytes;
-  if (need == 0 || f.checkpoint_free >= need) return;
-  out.push_back(
-      {"checkpoint space", f.host,
-       strprintf("--checkpoint-dir %s has %s free, but the run needs %s: %lld new checkpoint(s) of about "
-                 "%s (--keep-checkpoints %d, %d already there)%s",
-                 f.checkpoint_dir.c_str(), mib(f.checkpoint_free).c_str(), mib(need).c_str(),
-                 static_cast<long long>(files), mib(f.checkpoint_bytes).c_str(), f.keep, f.existing_checkpoints,
-                 f.model_file_bytes > 0 ? (" and the model file of " + mib(f.model_file_bytes)).c_str() : ""),
-       "free space there, choose a --checkpoint-dir on a larger file system, or keep fewer checkpoints "
-       "(--keep-checkpoints)",
-       7, f.checkpoint_local});
+  const CheckpointSpace space = checkpoint_space(f);
+  if (space.need == 0 || f.checkpoint_free >= space.need) return;
+  const auto [free, need] = distinct_mib(f.checkpoint_free, space.need);
+  const std::string writes = f.max_writes >= 0 ? strprintf(", %ld written by the run", f.max_writes) : "";
+  const std::string what =
+      space.model_after
+          ? strprintf("the model file of %s beside %lld new checkpoint(s) of about %s", mib(f.model_file_bytes).c_str(),
+                      static_cast<long long>(space.files_after), mib(f.checkpoint_bytes).c_str())
+          : strprintf("%lld new checkpoint(s) of about %s at once", static_cast<long long>(space.files_writing),
+                      mib(f.checkpoint_bytes).c_str());
+  out.push_back({"checkpoint space", f.host,
+                 strprintf("--checkpoint-dir %s has %s free, but the run needs %s: %s (--keep-checkpoints %d, %d "
+                           "already there%s)",
+                           f.checkpoint_dir.c_str(), free.c_str(), need.c_str(), what.c_str(), f.keep,
+                           f.existing_checkpoints, writes.c_str()),
+                 "free space there, choose a --checkpoint-dir on a larger file system, or keep fewer checkpoints "
+                 "(--keep-checkpoints)",
+                 7, f.checkpoint_local});
 }
 
 void check_shm(const NodeFacts& f, std::vector<NodeFailure>& out) {
@@ -73,6 +86,33 @@ void check_gpus(const NodeFacts& f, std::vector<NodeFailure>& out) {
 }
 
 }  // namespace
+
+CheckpointSpace checkpoint_space(const NodeFacts& f) {
+  CheckpointSpace s;
+  if (f.checkpoint_bytes <= 0) return s;
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  auto times = [](int64_t n, int64_t each) {  // saturating: past int64_t is more than any disk
+    int64_t bytes = 0;
+    return __builtin_mul_overflow(n, each, &bytes) ? kMax : bytes;
+  };
+  auto plus = [](int64_t a, int64_t b) { return a > kMax - b ? kMax : a + b; };
+  const int64_t keep = std::max(1, f.keep), existing = std::max(0, f.existing_checkpoints);
+  const int64_t writes = f.max_writes < 0 ? kMax : static_cast<int64_t>(f.max_writes);
+  if (writes > 0) {
+    // Before each write the run prunes to `keep`; the new file joins them:
+    // the last write holds the most, the kept ones (those there and those
+    // written before it) and itself. Those already there take no new room.
+    const int64_t kept_before_last = std::min(keep, existing + std::min(writes - 1, keep));
+    s.files_writing = std::max<int64_t>(0, kept_before_last + 1 - existing);
+    // After the last write's prune, `keep` at most stay while the model file is written.
+    s.files_after = std::max<int64_t>(0, std::min(keep, existing + std::min(writes, keep)) - existing);
+  }
+  const int64_t writing = times(s.files_writing, f.checkpoint_bytes);
+  const int64_t after = plus(times(s.files_after, f.checkpoint_bytes), std::max<int64_t>(0, f.model_file_bytes));
+  s.model_after = after > writing;
+  s.need = std::max(writing, after);
+  return s;
+}
 
 std::string NodeFailure::text() const { return "node " + host + ": " + check + ": " + found + ". Fix: " + fix; }
 

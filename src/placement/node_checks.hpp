@@ -41,7 +41,7 @@ struct NodeFacts {
   int64_t checkpoint_free = -1;   // bytes free to this user there
   int64_t checkpoint_bytes = -1;  // one checkpoint, estimated
   int keep = 0;                   // checkpoints the run keeps
-  long max_writes = -1;           // checkpoints the run can write at most (one a step); -1: unknown
+  long max_writes = -1;           // checkpoint files the run writes at most (its schedule's); -1: unknown
   int existing_checkpoints = 0;   // already there (they count towards the kept ones)
   int64_t model_file_bytes = 0;   // the model file, when it goes to the same file system
   bool checkpoint_local = false;  // on a node-local file system (a full one is the node's failure)
@@ -72,6 +72,20 @@ struct NodeFailure {
 // maps a few MiB per pair of local ranks and channel; 256 MiB is four times
 // Docker's default of 64 MiB, the classic "failed to extend /dev/shm/nccl-…".
 inline constexpr int64_t kMinShmBytes = 256LL << 20;
+
+// The room a run's checkpoints and model file need at their peak, beyond
+// what the checkpoint folder holds now. A checkpoint is written after the
+// prune down to --keep-checkpoints, so the last write holds the kept ones
+// and itself (files_writing new files); the model file is written after the
+// last prune, beside the kept ones alone (files_after). Only the writes the
+// run makes count (max_writes), and those already there take no new room.
+// Saturates at INT64_MAX: no overflow at any --keep-checkpoints.
+struct CheckpointSpace {
+  int64_t files_writing = 0, files_after = 0;
+  int64_t need = 0;          // bytes: the larger of the two moments
+  bool model_after = false;  // the moment of the model file is the larger
+};
+CheckpointSpace checkpoint_space(const NodeFacts& facts);
 
 // Every check on one rank's facts.
 std::vector<NodeFailure> check_node(const NodeFacts& facts);

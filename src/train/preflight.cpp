@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "checkpoint/checkpointer.hpp"
 #include "gpu/cuda_runtime.hpp"
 #include "outputs/checkpoint_files.hpp"
 #include "placement/topology_probe.hpp"
@@ -98,7 +99,7 @@ int64_t checkpoint_bytes_estimate(const RunConfig& config, int64_t model_state_b
 }
 
 std::vector<NodeFailure> probe_node_resources(const RunConfig& config, const World& world, const Placement& placement,
-                                              Model& model, long total_steps) {
+                                              Model& model, const RunPlan& plan) {
   NodeFacts f;
   f.host = world.host;
   f.world_size = world.size;
@@ -110,7 +111,7 @@ std::vector<NodeFailure> probe_node_resources(const RunConfig& config, const Wor
     f.checkpoint_free = free_bytes(config.checkpoint.dir, &checkpoint_device);
     f.checkpoint_bytes = checkpoint_bytes_estimate(config, model_bytes);
     f.keep = config.checkpoint.keep;
-    f.max_writes = total_steps;
+    f.max_writes = checkpoint_writes(config.checkpoint, plan);
     f.existing_checkpoints = static_cast<int>(list_checkpoints(config.checkpoint.dir).size());
     f.checkpoint_local = f.checkpoint_free >= 0 && node_local(existing_folder(config.checkpoint.dir));
     if (free_bytes(paths::parent(paths::absolute(config.output.model)), &model_device) >= 0 &&

@@ -31,10 +31,10 @@ RunPlan plan_for_data(const RunConfig& config, int64_t train_samples, int world_
 // can use (a GPU gone bad is the node's failure, not a configuration error).
 std::vector<NodeFailure> probe_node_launch(const RunConfig& config, const World& world);
 // Once the placement, the plan and the model are known: free space for the
-// checkpoints the run keeps (on rank 0, which writes them; at most one a
-// step of `total_steps`) and /dev/shm for NCCL.
+// checkpoints the run keeps and its model file (on rank 0, which writes
+// them; the checkpoints `plan` writes, checkpoint_writes()) and /dev/shm for NCCL.
 std::vector<NodeFailure> probe_node_resources(const RunConfig& config, const World& world, const Placement& placement,
-                                              Model& model, long total_steps);
+                                              Model& model, const RunPlan& plan);
 // One checkpoint's bytes: the model's state, the optimiser's state (two
 // moments for Adam, a momentum buffer otherwise), the lookahead's copy, and
 // 64 KiB for the rest (the default model and Adam: 3.70 MiB estimated, 3.64

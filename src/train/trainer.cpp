@@ -61,7 +61,7 @@ void Trainer::set_up(const MpiEnvironment& env) {
   build_model();
   prepare_seconds_ = seconds_since(prepare_start);
   agree_on_node_checks(env.comm(), world_.host,
-                       [&] { return probe_node_resources(config_, world_, placement_, *model_, plan_.total_steps); });
+                       [&] { return probe_node_resources(config_, world_, placement_, *model_, plan_); });
   build_communication(env);
   resume();
   plan_schedule();

@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "checkpoint/checkpoint.hpp"
+#include "checkpoint/checkpointer.hpp"
 #include "data/batch_loader.hpp"
 #include "model/model.hpp"
 #include "outputs/model_file.hpp"
@@ -805,5 +806,48 @@ TEST(CheckpointFile, ADamagedGeneratorStateIsRefusedWhenRead) {
                         }));
   expect_error([&] { read_checkpoint(rng); }, {rng, "CPU random-number state is not valid", "Invalid mt19937 state"});
 }
+
+// The checkpoint files a run writes, which the space check counts: the
+// steps on --checkpoint-every-steps, the ends of every
+// --checkpoint-every-epochs'th epoch and the last step, a step due twice once.
+TEST(CheckpointWrites, CountsEachStepThatWritesOnce) {
+  struct Row {
+    const char* what;
+    long every_steps;
+    int every_epochs;
+    int epochs;
+    long steps_per_epoch, total_steps;
+    long writes;
+  };
+  const Row rows[] = {
+      {"one epoch, every epoch", 0, 1, 1, 100, 100, 1},
+      {"ten epochs, every epoch", 0, 1, 10, 100, 1000, 10},
+      {"ten epochs, every third and the last", 0, 3, 10, 100, 1000, 4},
+      {"every 30 steps and every epoch of 100", 30, 1, 2, 100, 200, 6 + 1 + 1},  // 30..180, 100, 200
+      {"every 50 steps: epoch ends fall on them", 50, 1, 2, 100, 200, 4},
+      {"every epoch off, every 7 steps", 7, 0, 1, 20, 20, 2 + 1},
+      {"--max-steps mid-epoch", 0, 1, 5, 100, 250, 3},
+      {"no steps", 0, 1, 1, 0, 0, 0},
+      {"a long run every step", 1, 1, 1000, 1000000, 1000000000, 1000000000},
+  };
+  for (const Row& r : rows) {
+    CheckpointConfig c;
+    c.dir = "ck";
+    c.every_steps = r.every_steps;
+    c.every_epochs = r.every_epochs;
+    RunPlan plan;
+    plan.epochs = r.epochs;
+    plan.steps_per_epoch = r.steps_per_epoch;
+    plan.total_steps = r.total_steps;
+    EXPECT_EQ(checkpoint_writes(c, plan), r.writes) << r.what;
+  }
+  CheckpointConfig off;
+  off.dir = "";
+  RunPlan plan;
+  plan.total_steps = 10;
+  plan.steps_per_epoch = 10;
+  EXPECT_EQ(checkpoint_writes(off, plan), 0) << "no --checkpoint-dir";
+}
+
 }  // namespace
 }  // namespace cifar

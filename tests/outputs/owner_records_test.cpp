@@ -52,6 +52,68 @@ TEST_F(OwnerRecords, OnlyAnAbsentFileOrARecordOfOursServes) {
   EXPECT_NE(owner_record_problem(at(".f.pth.run")), "");
 }
 
+// No number of a record is used before it is checked against the limits of
+// its meaning: one out of them (negative or huge times, NaN, infinity, an
+// accuracy above 1, trailing garbage) makes it no record, and the problem
+// names the key and its value.
+TEST_F(OwnerRecords, ANumberOutsideTheLimitsOfItsMeaningIsNoRecord) {
+  OwnerRecord r = owner_record("run-a", "checkpoint", root_);
+  r.size = 1234;
+  r.totals.train_seconds = 12.5;
+  r.totals.test_accuracy = 0.5;
+  const std::string sound = owner_record_text(r);
+  ASSERT_TRUE(parse_owner_record(sound));
+  auto with = [&](const std::string& key, const std::string& value) {
+    std::string text = sound;
+    const size_t at = text.find("\n" + key + " ");
+    if (at == std::string::npos) return text + key + " " + value + "\n";
+    const size_t end = text.find('\n', at + 1);
+    return text.replace(at + 1, end - at - 1, key + " " + value);
+  };
+  struct Row {
+    const char* key;
+    const char* value;
+    bool sound;
+  };
+  const Row rows[] = {
+      {"train-seconds", "-1e9", false},
+      {"train-seconds", "nan", false},
+      {"train-seconds", "inf", false},
+      {"train-seconds", "2e9", false},
+      {"train-seconds", "12abc", false},
+      {"train-seconds", "0", true},
+      {"train-seconds", "1e9", true},
+      {"eval-seconds", "-0.5", false},
+      {"eval-seconds", "-nan", false},
+      {"images", "-5", false},
+      {"images", "1e300", false},
+      {"images", "50000", true},
+      {"size", "-7", false},
+      {"size", "1e400", false},
+      {"test-accuracy", "7", false},
+      {"test-accuracy", "-0.5", false},
+      {"test-accuracy", "-1", true},
+      {"test-accuracy", "1", true},
+      {"partial-epoch-row", "2", false},
+      {"target", "1.5", false},
+      {"target-accuracy", "nan", false},
+      {"time-to-target", "-3", false},
+      {"time-to-target", "-1", true},
+      {"target-epochs", "-1", false},
+      {"target-epochs", "3e9", false},
+  };
+  for (const Row& row : rows) {
+    const std::string text = with(row.key, row.value);
+    EXPECT_EQ(parse_owner_record(text).has_value(), row.sound) << row.key << " " << row.value;
+    write(at(".c.pt.run"), text);
+    const std::string problem = owner_record_problem(at(".c.pt.run"));
+    if (row.sound) EXPECT_EQ(problem, "") << row.key << " " << row.value;
+    else
+      EXPECT_NE(problem.find(std::string("holds ") + row.key + " " + row.value + ", which is not"), std::string::npos)
+          << row.key << " " << row.value << ": " << problem;
+  }
+}
+
 TEST_F(OwnerRecords, ADamagedRecordRefusesLikeAnotherRunsRecord) {
   const RunConfig c = config(at("ckpt"));
   write(at("m.pth"), "PK\x03\x04 a model");

@@ -258,6 +258,6 @@ else
   echo "note: the read-only file system case needs root (mount); left out"
 fi
 "$CIFAR_PACK" --synthetic 64 --test-count 32 --output logs/twice.h5 >/dev/null
-"$CIFAR_PACK" --synthetic 64 --test-count 32 --output logs/twice.h5 | grep -q "^replaced the earlier logs/twice.h5 (" ||
+"$CIFAR_PACK" --synthetic 64 --test-count 32 --output logs/twice.h5 | grep -q "^replaced the earlier data file packed by cifar_pack logs/twice.h5 (" ||
   fail "cifar_pack replaced its --output without a word"
 echo "PASS"

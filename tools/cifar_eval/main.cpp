@@ -26,6 +26,7 @@
 #include "model/model.hpp"
 #include "mpi/mpi_main.hpp"
 #include "outputs/model_file.hpp"
+#include "outputs/output_policy.hpp"
 #include "process/threads.hpp"
 #include "report/evaluation_report.hpp"
 #include "util/atomic_file.hpp"
@@ -37,6 +38,9 @@ namespace po = boost::program_options;
 using namespace cifar;
 
 namespace {
+
+// What --json writes: evaluation_json()'s text, which begins so.
+const OutputFileKind kEvaluationJson{"evaluation JSON of cifar_eval", "{\"model\": "};
 
 struct EvalCommand {
   bool help = false;
@@ -80,7 +84,9 @@ std::string usage() {
   EvalCommand c;
   OptionTexts t;
   std::ostringstream os;
-  os << describe(c, t) << "\nExit codes: 0 done, 1 unreadable data or model file, 2 bad command line.\n";
+  os << describe(c, t)
+     << "\nExit codes: 0 done, 1 an I/O failure, 2 bad command line (also a --json that would replace an input, a "
+        "run's file or a file of another kind), 6 a missing, damaged or unreadable data or model file.\n";
   return os.str();
 }
 
@@ -121,13 +127,14 @@ std::shared_ptr<Model> load_inputs(const MpiEnvironment& env, const EvalCommand&
   return model;
 }
 
-void report(const Evaluation& e, const EvaluationSubject& subject, const std::string& json) {
+void report(const Evaluation& e, const EvaluationSubject& subject, const std::string& json,
+            const std::string& replaced) {
   std::istringstream table(evaluation_table(e, subject));
   for (std::string line; std::getline(table, line);) log::info(line);
   if (json.empty()) return;
   const std::string text = evaluation_json(e, subject);
   write_file_atomically(json, std::vector<char>(text.begin(), text.end()));
-  log::info("wrote " + json);
+  log::info(replaced.empty() ? "wrote " + json : replaced);
 }
 
 int run(MpiEnvironment& env, int argc, char** argv) {
@@ -139,9 +146,13 @@ int run(MpiEnvironment& env, int argc, char** argv) {
     return kExitOk;
   }
   Placement placement;
+  std::string replaced;  // rank 0: the line saying --json replaced an earlier evaluation
   agree_on_startup(env.comm(), [&] {
     placement = place_rank(env.comm(), world, "auto", c.device);
-    if (world.rank == 0) paths::require_writable_file("json", c.json);
+    // The rules of every program's outputs (outputs/output_policy.hpp).
+    if (world.rank == 0)
+      replaced = check_tool_output("cifar_eval", {"json", c.json}, kEvaluationJson,
+                                   {{"weights", c.weights}, {"data", c.data.path}});
   });
   const int threads = c.threads > 0 ? c.threads : automatic_thread_count(world);
   apply_thread_count(threads, threads);
@@ -158,7 +169,7 @@ int run(MpiEnvironment& env, int argc, char** argv) {
   if (world.rank == 0)
     report(e,
            {c.model, c.weights, c.data.path, data.test.class_names, static_cast<int>(options.views.size()), world.size},
-           c.json);
+           c.json, replaced);
   return kExitOk;
 }
 

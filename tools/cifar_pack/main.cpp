@@ -2,7 +2,8 @@
 //   cifar_pack --input cifar-10-binary.tar.gz --output cifar10.h5      (archive or extracted folder)
 //   cifar_pack --synthetic 5000 --test-count 1000 --seed 1 --output synth.h5
 //   cifar_pack --synthetic-binary DIR_OR.tar.gz --seed 1              (official layout, 50000/10000)
-// Exit codes: 0 ok, 1 bad input data or I/O failure, 2 bad command line.
+// Exit codes: 0 ok, 1 I/O failure, 2 bad command line (also an output that
+// would replace the input, a run's file or a file of another kind), 6 bad input data.
 #include <boost/program_options.hpp>
 
 #include <chrono>
@@ -10,6 +11,8 @@
 #include <iostream>
 
 #include "data/cifar_schema.hpp"
+#include "data/packed_header.hpp"
+#include "outputs/output_policy.hpp"
 #include "pack/cifar_binary.hpp"
 #include "pack/packer.hpp"
 #include "pack/synthetic.hpp"
@@ -22,6 +25,11 @@ namespace po = boost::program_options;
 using namespace cifar;
 
 namespace {
+
+// What --output writes: a file that begins with its checksum header.
+const OutputFileKind kPackedFile{"data file packed by cifar_pack", packed_header::kMagic};
+// What --synthetic-binary ARCHIVE writes: a gzip stream.
+const OutputFileKind kBinaryArchive{"gzip archive", "\x1f\x8b"};
 
 void print_summary(const PackSummary& s, const std::string& output, double seconds) {
   std::printf("wrote %s in %.2f s\n", output.c_str(), seconds);
@@ -83,17 +91,22 @@ int run(int argc, char** argv) {
   CIFAR_CHECK(modes == 1, ConfigError, "cifar_pack: give exactly one of --input, --synthetic, --synthetic-binary");
   if (vm.count("synthetic")) check_synthetic_counts(synthetic, test_count);
   if (!synthetic_binary.empty()) {
+    // An archive is one file, under the rules of every program's outputs;
+    // a folder gets its own cifar-10-batches-bin inside.
+    std::string replaced;
+    if (is_binary_archive_name(synthetic_binary))
+      replaced = check_tool_output("cifar_pack", {"synthetic-binary", synthetic_binary}, kBinaryArchive, {});
     write_cifar10_binary(make_synthetic_cifar(5 * schema::kRecordsPerBatch, schema::kRecordsPerBatch, seed),
                          synthetic_binary);
     std::printf("wrote synthetic CIFAR-10 binary layout to %s in %.2f s\n", synthetic_binary.c_str(), elapsed());
+    if (!replaced.empty()) std::printf("%s\n", replaced.c_str());
     return kExitOk;
   }
   CIFAR_CHECK(!output.empty(), ConfigError, "cifar_pack: --output FILE.h5 is required");
-  // Before the input is read: an output that cannot be written fails in one line.
-  paths::require_writable_file("output", output);
-  const paths::FileCheck existing = paths::check_regular_file(output);
-  CIFAR_CHECK(existing || existing.problem == paths::FileProblem::Missing, ConfigError,
-              "cifar_pack: --output " + output + " " + existing.reason + "; name a file to write");
+  // Before the input is read: an output that cannot be written, or that
+  // would replace the input, a run's file or a file of another kind, fails
+  // in one line (the rules of every program's outputs).
+  const std::string replaced = check_tool_output("cifar_pack", {"output", output}, kPackedFile, {{"input", input}});
   const H5WriteOptions options{gzip};
   const PackSummary summary = vm.count("synthetic")
                                   ? pack_cifar_data(make_synthetic_cifar(synthetic, test_count, seed), output, options)
@@ -105,7 +118,7 @@ int run(int argc, char** argv) {
                  input.c_str(), summary.source.md5.c_str(), schema::kOfficialArchiveMd5);
   }
   print_summary(summary, output, elapsed());
-  if (existing) std::printf("replaced the earlier %s (%lld bytes)\n", output.c_str(), existing.size);
+  if (!replaced.empty()) std::printf("%s\n", replaced.c_str());
   return kExitOk;
 }
 
