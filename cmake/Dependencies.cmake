@@ -12,7 +12,14 @@
 # information then names the folder that compiled it first). clang writes the
 # headers' timestamps into its PCH unless told not to, so every PCH differed
 # and nothing that used it ever hit (ccache's "PRECOMPILED HEADERS").
+# __FILE__ (the error macros of src/util/error.hpp, LibTorch's TORCH_CHECK)
+# expands to the absolute path of a unity build's sources, which base_dir
+# cannot rewrite: -fmacro-prefix-map makes it relative to the source folder
+# (src/mpi/world.cpp), so another clone's compile, or EasyBuild's from its
+# source tarball, hits too (ccache leaves the option out of its
+# preprocessor-mode hash, where the expansion it makes is hashed instead).
 if(CMAKE_CXX_COMPILER_LAUNCHER MATCHES "ccache$")
+  add_compile_options("$<$<COMPILE_LANGUAGE:CXX>:-fmacro-prefix-map=${CMAKE_SOURCE_DIR}/=>")
   set(_launcher ${CMAKE_BINARY_DIR}/ccache-launcher.sh)
   file(WRITE ${_launcher}
        "#!/bin/sh\n"
