@@ -107,6 +107,7 @@ include(TorchRange)
 # rather than on the target for some versions; apply them globally so that every
 # object agrees on the ABI.
 set(CMAKE_CXX_FLAGS "${CMAKE_CXX_FLAGS} ${TORCH_CXX_FLAGS}")
+cifar_cxx_standard_for_torch()
 
 set(CIFAR_TORCH_HAS_CUDA OFF)
 find_library(CIFAR_C10_CUDA_LIBRARY c10_cuda PATHS "${TORCH_INSTALL_PREFIX}/lib" NO_DEFAULT_PATH)
