@@ -129,7 +129,7 @@ void run_startup_checks(const MpiEnvironment& env, const RunConfig& config, cons
     }
   });
   agree_on_node_checks(
-      env.comm(), w.host,
+      env.comm(), node_name(w),
       [&] { return probe_node_resources(config, w, placement, *make_model(config.model.name), plan); }, false);
   if (w.rank == 0) log::info("node checks: passed on every node");
 }
@@ -139,6 +139,7 @@ void run_startup_checks(const MpiEnvironment& env, const RunConfig& config, cons
 int run_check_env(const MpiEnvironment& env, const RunConfig& config) {
   const World& w = env.world();
   std::string device_text, problem;
+  int problem_code = kExitOk;  // the run's exit code for the same problem
   int gpu = -1;
   Placement placement;
   const Machine machine = probe_machine(env.comm());
@@ -150,6 +151,7 @@ int run_check_env(const MpiEnvironment& env, const RunConfig& config) {
   } catch (const Error& e) {
     device_text = "none";
     problem = e.what();
+    problem_code = e.exit_code();
   }
   const ThreadCounts counts = decide_thread_counts(probe_thread_inputs(config.runtime, w));
   const int threads = counts.intra_op;
@@ -164,6 +166,7 @@ int run_check_env(const MpiEnvironment& env, const RunConfig& config) {
   const auto topologies = gather_topologies(env.comm(), topology);
   int failures = problem.empty() ? 0 : 1;
   MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &failures, 1, MPI_INT, MPI_SUM, env.comm()));
+  MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &problem_code, 1, MPI_INT, MPI_MAX, env.comm()));
   int warnings = 0;
   if (w.rank == 0) {
     for (const auto& l : lines) log::info(l);
@@ -180,14 +183,15 @@ int run_check_env(const MpiEnvironment& env, const RunConfig& config) {
   // The node checks as training runs them (without the failed-nodes file),
   // but NCCL's network, which shows only once a communicator is up.
   agree_on_node_checks(
-      env.comm(), w.host, [&] { return probe_node_launch(config, w); }, false);
+      env.comm(), node_name(w), [&] { return probe_node_launch(config, w); }, false);
   if (failures == 0) run_startup_checks(env, config, placement);
   const bool strict_failure = config.strict && warnings > 0;
   if (w.rank == 0) {
     if (strict_failure) log::info(strprintf("--strict: %d placement warning(s) count as errors", warnings));
     if (failures == 0 && !strict_failure) log::info("ready to train");
   }
-  return failures > 0 || strict_failure ? kExitFailure : kExitOk;
+  if (failures > 0) return problem_code;  // as the run would exit: 2 for --device cuda without a GPU
+  return strict_failure ? kExitFailure : kExitOk;
 }
 
 }  // namespace cifar

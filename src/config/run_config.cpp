@@ -643,7 +643,8 @@ std::string config_help(const RegisteredNames& names) {
         "(checkpoint written; resume with --resume auto), 4 communication timeout, 5 diverged (a non-finite gradient "
         "with --on-nonfinite stop, or an epoch past --max-loss or --max-skipped-fraction; nothing written after the "
         "last good step), 6 bad input (a data file, checkpoint or model file missing, damaged or another run's: a "
-        "restart cannot fix it).\n";
+        "restart cannot fix it), 7 a node failed its checks before training (the nodes at fault are named; restart "
+        "without them).\n";
   return os.str();
 }
 

@@ -11,8 +11,10 @@
 
 #include "checkpoint/checkpointer.hpp"
 #include "gpu/cuda_runtime.hpp"
+#include "gpu/cuda_stack.hpp"
 #include "outputs/checkpoint_files.hpp"
 #include "placement/topology_probe.hpp"
+#include "placement/visible_devices.hpp"
 #include "step/cuda_graph_step.hpp"
 #include "util/error.hpp"
 #include "util/paths.hpp"
@@ -73,22 +75,41 @@ int64_t state_bytes(Model& model) {
   return bytes;
 }
 
+// Whether a driver answers and runs this build's CUDA (gpu/cuda_stack.hpp).
+bool driver_runs_this_build() {
+  const gpu::CudaStack stack = gpu::cuda_stack();
+  return stack.driver > 0 && gpu::check_cuda_stack(stack, true).ok;
+}
+
 }  // namespace
+
+std::string cpu_fallback_note(const RunConfig& config, const Placement& placement) {
+  const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
+  if (config.runtime.device != DeviceRequest::Auto || placement.device.is_cuda() || !visible) return "";
+  std::string why;
+  if (gpu::compiled()) gpu::device_count(&why);
+  return std::string("--device auto: no usable GPU here (CUDA_VISIBLE_DEVICES=") + visible +
+         (why.empty() ? "" : "; " + why) + "): training on the CPU";
+}
+
+std::string node_name(const World& world) {
+  const char* slurm = std::getenv("SLURMD_NODENAME");
+  return slurm && *slurm ? slurm : world.host;
+}
 
 std::vector<NodeFailure> probe_node_launch(const RunConfig& config, const World& world) {
   NodeFacts f;
-  f.host = world.host;
+  f.host = node_name(world);
   f.world_size = world.size;
   f.local_size = world.local_size;
   f.srun_direct = detect_launcher() == Launcher::Srun;
   const int tasks = env_count("SLURM_STEP_NUM_TASKS");
   f.launcher_tasks = tasks > 0 ? tasks : env_count("SLURM_NTASKS");
   if (f.launcher_tasks == 0) f.launcher_tasks = -1;  // not under srun: the check is skipped
-  const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
-  if (config.runtime.device != DeviceRequest::Cpu && visible && *visible && gpu::compiled()) {
-    f.granted_gpus = 1 + static_cast<int>(std::count(visible, visible + std::strlen(visible), ','));
-    f.usable_gpus = gpu::device_count();
-  }
+  const bool cuda_requested = config.runtime.device == DeviceRequest::Cuda && gpu::compiled();
+  const bool driver_runs_build = cuda_requested && driver_runs_this_build();
+  f.granted_gpus = gpus_held_to(cuda_requested, driver_runs_build, std::getenv("CUDA_VISIBLE_DEVICES"));
+  if (f.granted_gpus > 0) f.usable_gpus = gpu::device_count();
   return check_node(f);
 }
 
@@ -101,7 +122,7 @@ int64_t checkpoint_bytes_estimate(const RunConfig& config, int64_t model_state_b
 std::vector<NodeFailure> probe_node_resources(const RunConfig& config, const World& world, const Placement& placement,
                                               Model& model, const RunPlan& plan) {
   NodeFacts f;
-  f.host = world.host;
+  f.host = node_name(world);
   f.world_size = world.size;
   f.local_size = world.local_size;
   if (world.rank == 0 && config.checkpoint.enabled()) {  // rank 0 writes every checkpoint and the model file

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "comm/backends.hpp"
@@ -25,10 +26,21 @@ void check_device_settings(const RunConfig& config, const Placement& placement);
 // ranks; ConfigError when a rank would have no sample or no batch.
 RunPlan plan_for_data(const RunConfig& config, int64_t train_samples, int world_size);
 
+// With --device auto on the CPU where CUDA_VISIBLE_DEVICES is set, why no
+// GPU is used (for rank 0 to say); "" otherwise.
+std::string cpu_fallback_note(const RunConfig& config, const Placement& placement);
+
+// The node's name in node checks and the failed-nodes file: Slurm's
+// (SLURMD_NODENAME, which may differ from the host name where NodeName and
+// NodeHostname differ), else the host name.
+std::string node_name(const World& world);
+
 // The node checks (placement/node_checks.hpp) on this rank's live node, in
 // two steps. Before the placement: the launcher's task count against the
-// world size, and the GPUs the launcher gave this rank against those CUDA
-// can use (a GPU gone bad is the node's failure, not a configuration error).
+// world size, and with --device cuda, where the driver runs this build, the
+// GPUs the launcher gave this rank against those CUDA can use (a GPU gone
+// bad is the node's failure, not a configuration error;
+// placement/visible_devices.hpp).
 std::vector<NodeFailure> probe_node_launch(const RunConfig& config, const World& world);
 // Once the placement, the plan and the model are known: free space for the
 // checkpoints the run keeps and its model file (on rank 0, which writes
