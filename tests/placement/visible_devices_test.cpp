@@ -15,14 +15,14 @@ TEST(VisibleDevices, CountsWhatCudaWouldSee) {
     std::optional<int> granted;
   };
   const Case cases[] = {
-      {nullptr, std::nullopt},                        // unset: every GPU of the node
-      {"", 0},                                        // set and empty: none
+      {nullptr, std::nullopt},  // unset: every GPU of the node
+      {"", 0},                  // set and empty: none
       {"0", 1},
       {"0,1", 2},
-      {"3, 5 ,7", 3},                                 // spaces around entries
-      {"-1", 0},                                      // the usual way to hide every GPU
-      {"NoDevFiles", 0},                              // Slurm, when it allocated none
-      {"0,-1,1", 1},                                  // CUDA stops at the first invalid entry
+      {"3, 5 ,7", 3},                                   // spaces around entries
+      {"-1", 0},                                        // the usual way to hide every GPU
+      {"NoDevFiles", 0},                                // Slurm, when it allocated none
+      {"0,-1,1", 1},                                    // CUDA stops at the first invalid entry
       {"GPU-8f1c2d3e-aaaa-bbbb-cccc-0123456789ab", 1},  // Slurm 26.05: UUIDs
       {"GPU-8f1c2d3e,MIG-4b2e0a11/1/0", 2},
       {"GPU-", 0},
