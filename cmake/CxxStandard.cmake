@@ -55,8 +55,12 @@ function(cifar_cxx_standard_for_torch)
     set(CMAKE_TRY_COMPILE_TARGET_TYPE STATIC_LIBRARY)  # compile only: LibTorch's headers are the question
     message(STATUS "cifar_mpi: does ${CMAKE_CXX_COMPILER_ID} ${CMAKE_CXX_COMPILER_VERSION} compile LibTorch "
                    "${Torch_VERSION}'s headers as C++20?")
+    # LibTorch's include folders alone (TorchConfig's TORCH_INCLUDE_DIRS), not
+    # its targets: their link interfaces name targets (protobuf::libprotobuf)
+    # that only the calling project may tolerate.
     try_compile(_works ${CMAKE_BINARY_DIR}/CMakeFiles/cifar_torch_cxx20 SOURCES ${_probe}
-                LINK_LIBRARIES torch CXX_STANDARD 20 CXX_STANDARD_REQUIRED ON CXX_EXTENSIONS OFF
+                CMAKE_FLAGS "-DINCLUDE_DIRECTORIES=${TORCH_INCLUDE_DIRS}"
+                CXX_STANDARD 20 CXX_STANDARD_REQUIRED ON CXX_EXTENSIONS OFF
                 OUTPUT_VARIABLE _output)
     set(CIFAR_TORCH_HEADERS_CXX20 ${_works} CACHE INTERNAL "This compiler compiles LibTorch's headers as C++20")
     set(CIFAR_TORCH_CXX20_KEY "${_key}" CACHE INTERNAL "The compiler and LibTorch CIFAR_TORCH_HEADERS_CXX20 is of")
