@@ -129,7 +129,7 @@ void run_startup_checks(const MpiEnvironment& env, const RunConfig& config, cons
     }
   });
   agree_on_node_checks(
-      env.comm(), node_name(w),
+      env.comm(), w.node_name,
       [&] { return probe_node_resources(config, w, placement, *make_model(config.model.name), plan); }, false);
   if (w.rank == 0) log::info("node checks: passed on every node");
 }
@@ -183,7 +183,7 @@ int run_check_env(const MpiEnvironment& env, const RunConfig& config) {
   // The node checks as training runs them (without the failed-nodes file),
   // but NCCL's network, which shows only once a communicator is up.
   agree_on_node_checks(
-      env.comm(), node_name(w), [&] { return probe_node_launch(config, w); }, false);
+      env.comm(), w.node_name, [&] { return probe_node_launch(config, w); }, false);
   if (failures == 0) run_startup_checks(env, config, placement);
   const bool strict_failure = config.strict && warnings > 0;
   if (w.rank == 0) {

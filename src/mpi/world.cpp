@@ -1,6 +1,8 @@
 // Node-aware rank discovery with MPI_Comm_split_type(MPI_COMM_TYPE_SHARED).
 #include "mpi/world.hpp"
 
+#include <cstdlib>
+
 #include "util/error.hpp"
 
 namespace cifar {
@@ -14,6 +16,8 @@ World discover_world(MPI_Comm comm) {
   int name_len = 0;
   MPI_CHECK(MPI_Get_processor_name(name, &name_len));
   w.host.assign(name, static_cast<size_t>(name_len));
+  const char* slurm_node = std::getenv("SLURMD_NODENAME");
+  w.node_name = slurm_node && *slurm_node ? slurm_node : w.host;
 
   // Ranks that share memory are one node; key = world rank keeps the order.
   MPI_Comm node_comm = MPI_COMM_NULL;

@@ -16,6 +16,10 @@ struct World {
   int node_index = 0;  // 0..num_nodes-1, ordered by the lowest world rank on each node
   int num_nodes = 1;
   std::string host;  // MPI_Get_processor_name
+  // The node's name in node checks and the failed-nodes file: Slurm's
+  // (SLURMD_NODENAME, which differs from the host name where a site's
+  // NodeName and NodeHostname do), else `host`.
+  std::string node_name;
 };
 
 // Collective over `comm`: splits it by shared-memory node and derives the

@@ -7,7 +7,6 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <cstring>
 
 #include "checkpoint/checkpointer.hpp"
 #include "gpu/cuda_runtime.hpp"
@@ -92,14 +91,9 @@ std::string cpu_fallback_note(const RunConfig& config, const Placement& placemen
          (why.empty() ? "" : "; " + why) + "): training on the CPU";
 }
 
-std::string node_name(const World& world) {
-  const char* slurm = std::getenv("SLURMD_NODENAME");
-  return slurm && *slurm ? slurm : world.host;
-}
-
 std::vector<NodeFailure> probe_node_launch(const RunConfig& config, const World& world) {
   NodeFacts f;
-  f.host = node_name(world);
+  f.host = world.node_name;
   f.world_size = world.size;
   f.local_size = world.local_size;
   f.srun_direct = detect_launcher() == Launcher::Srun;
@@ -122,7 +116,7 @@ int64_t checkpoint_bytes_estimate(const RunConfig& config, int64_t model_state_b
 std::vector<NodeFailure> probe_node_resources(const RunConfig& config, const World& world, const Placement& placement,
                                               Model& model, const RunPlan& plan) {
   NodeFacts f;
-  f.host = node_name(world);
+  f.host = world.node_name;
   f.world_size = world.size;
   f.local_size = world.local_size;
   if (world.rank == 0 && config.checkpoint.enabled()) {  // rank 0 writes every checkpoint and the model file

@@ -30,11 +30,6 @@ RunPlan plan_for_data(const RunConfig& config, int64_t train_samples, int world_
 // GPU is used (for rank 0 to say); "" otherwise.
 std::string cpu_fallback_note(const RunConfig& config, const Placement& placement);
 
-// The node's name in node checks and the failed-nodes file: Slurm's
-// (SLURMD_NODENAME, which may differ from the host name where NodeName and
-// NodeHostname differ), else the host name.
-std::string node_name(const World& world);
-
 // The node checks (placement/node_checks.hpp) on this rank's live node, in
 // two steps. Before the placement: the launcher's task count against the
 // world size, and with --device cuda, where the driver runs this build, the

@@ -60,7 +60,7 @@ void Trainer::set_up(const MpiEnvironment& env) {
   const auto prepare_start = Clock::now();
   build_model();
   prepare_seconds_ = seconds_since(prepare_start);
-  agree_on_node_checks(env.comm(), node_name(world_),
+  agree_on_node_checks(env.comm(), world_.node_name,
                        [&] { return probe_node_resources(config_, world_, placement_, *model_, plan_); });
   build_communication(env);
   resume();
@@ -80,7 +80,7 @@ void Trainer::check_placement_and_outputs(const MpiEnvironment& env) {
     gpu::require_usable_cuda_stack(config_.runtime.device != DeviceRequest::Cpu);
     faults_ = FaultInjector(world_.rank);
   });
-  agree_on_node_checks(env.comm(), node_name(world_), [&] { return probe_node_launch(config_, world_); });
+  agree_on_node_checks(env.comm(), world_.node_name, [&] { return probe_node_launch(config_, world_); });
   agree_on_startup(env.comm(), [&] {
     placement_ = place_rank(env.comm(), world_, config_.comm.backend, config_.runtime.device);
     check_device_settings(config_, placement_);
@@ -138,8 +138,8 @@ void Trainer::build_communication(const MpiEnvironment& env) {
   comm_ = make_communicator(env.comm(), placement_, comm_timeout(config_.comm));
   if (check_network) {
     const std::string network = nccl_network_from_log(nccl_log.finish());
-    agree_on_node_checks(env.comm(), node_name(world_), [&] {
-      return check_nccl_network(node_name(world_), network, config_.comm.allow_socket_network);
+    agree_on_node_checks(env.comm(), world_.node_name, [&] {
+      return check_nccl_network(world_.node_name, network, config_.comm.allow_socket_network);
     });
   }
   const BucketOptions buckets{static_cast<size_t>(config_.comm.first_bucket_mb * (1 << 20)),

@@ -9,14 +9,11 @@
 # the real project against the stand-in with -DTorch_DIR; the configure stops
 # right after find_package(Torch), before anything is built.
 #   configure_refusals.sh WORK
-set -euo pipefail
 source_dir=$(cd "$(dirname "$0")/../.." && pwd)
-work=${1:?usage: configure_refusals.sh WORK}
-rm -rf "$work" && mkdir -p "$work"
-fail() {
-  echo "FAIL: $*"
-  exit 1
-}
+# WORK (fresh, the working folder) and fail.
+# shellcheck source=tests/e2e/common.sh
+source "$source_dir/tests/e2e/common.sh"
+work=$WORK
 
 # refused NAME REGEX CMAKE-ARGS...: configuring fails, and its one error
 # message (CMake's "CMake Error at ...:" block) matches REGEX.
