@@ -198,10 +198,19 @@ log "podman build $tag from $base"
 # (a base without the packages, the cuda wheels), and it needs no CNI/netavark.
 gpus=
 [[ $kind == cpu ]] || gpus=all
+# podman build --layers keeps an untagged image per step, the cache that
+# makes a rebuild take seconds; the image this build replaces under $tag would
+# stay behind with its own steps (6 GB for a cuda image), so it is removed,
+# and podman removes with it each of its steps no other image uses.
+replaced=$(podman image inspect --format '{{.Id}}' "$tag" 2>/dev/null) || replaced=
 podman build --quiet --layers --network host "${build_volumes[@]+"${build_volumes[@]}"}" --build-arg "BASE=$base" \
   --build-arg "IMAGE=$image" --build-arg "GPUS=$gpus" -f "$repo/containers/Containerfile" \
   -t "$tag" "$context" >/dev/null || die "podman build failed"
 size=$(podman image inspect --format '{{.Size}}' "$tag")
+if [[ -n $replaced && $replaced != "$(podman image inspect --format '{{.Id}}' "$tag")" ]]; then
+  # Kept when something still uses it: another name, a container.
+  podman rmi "$replaced" >/dev/null 2>&1 && log "removed the image it replaces, ${replaced:0:12}, and its unshared steps"
+fi
 log "built $tag in $((SECONDS - t0)) s: $((size / 1000000)) MB"
 
 # ---- 4. exports ----------------------------------------------------------------------

@@ -21,7 +21,9 @@
 # does not).
 #
 #   CIFAR_TORCH_VENV     where the venv goes (default: the flavour's, above)
-#   CIFAR_TORCH_WHEELS   the wheel cache (default: ${XDG_CACHE_HOME:-~/.cache}/cifar_mpi/wheels)
+#   CIFAR_TORCH_WHEELS   the wheel cache (default: ${XDG_CACHE_HOME:-~/.cache}/cifar_mpi/wheels);
+#                        set but empty: no cache, pip installs from the index and
+#                        keeps nothing (a one-off machine such as CI's: 3 GB less disk)
 #   CIFAR_TORCH_BASE_PY  the python that creates the venv (default: /usr/bin/python3,
 #                        Debian 12's 3.11 with python3-venv, from tools/setup.sh)
 set -euo pipefail
@@ -42,7 +44,7 @@ case $flavour in
 esac
 venv=${CIFAR_TORCH_VENV:-$default_venv}
 base_py=${CIFAR_TORCH_BASE_PY:-/usr/bin/python3}
-wheels=${CIFAR_TORCH_WHEELS:-${XDG_CACHE_HOME:-$HOME/.cache}/cifar_mpi/wheels}
+wheels=${CIFAR_TORCH_WHEELS-${XDG_CACHE_HOME:-$HOME/.cache}/cifar_mpi/wheels}
 req=tools/torch-$flavour-requirements.txt
 stamp=$venv/.requirements.sha256
 want=$(sha256sum "$req" | cut -d' ' -f1)
@@ -64,7 +66,7 @@ fi
 
 [[ -x $base_py ]] || { echo "setup_torch: $base_py missing (run tools/setup.sh)" >&2; exit 1; }
 t0=$SECONDS
-echo "setup_torch: creating $venv from $req, wheels cached in $wheels"
+echo "setup_torch: creating $venv from $req, wheels ${wheels:+cached in $wheels}${wheels:-not kept (CIFAR_TORCH_WHEELS is empty)}"
 rm -rf "$venv"
 "$base_py" -m venv "$venv"
 pip=("$venv/bin/python" -m pip --disable-pip-version-check --no-input)
@@ -72,7 +74,9 @@ pip=("$venv/bin/python" -m pip --disable-pip-version-check --no-input)
 # Offline from the wheel cache when it holds them all, else fill it first.
 # --no-compile: no .pyc for the 4.6 GB (saves a quarter of the install time).
 install=(install --quiet --no-compile --no-index --find-links "$wheels" --no-deps -r "$req")
-if ! "${pip[@]}" "${install[@]}" 2>/dev/null; then
+if [[ -z $wheels ]]; then
+  "${pip[@]}" install --quiet --no-compile --no-cache-dir --only-binary=:all: --no-deps -r "$req"
+elif ! "${pip[@]}" "${install[@]}" 2>/dev/null; then
   t1=$SECONDS
   mkdir -p "$wheels"
   "${pip[@]}" download --quiet --only-binary=:all: --no-deps -r "$req" -d "$wheels"

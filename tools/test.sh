@@ -19,15 +19,15 @@
 #              committed inputs, then fuzzes for CIFAR_FUZZ_SECONDS). Then
 #              `tools/lint.sh tidy`: clang-tidy over src/ with this preset's
 #              compile database (estimated at ~6 minutes on 2 cores).
-#   cuda12     PyPI's LibTorch 2.10 cu128 from .venv-torch-cuda12 (the CUDA 12
-#              flavour, for drivers R525-R575): the programs, then the tests
-#              of the CUDA stack check and of --check-env, which start the
-#              programs against that LibTorch and its CUDA 12 runtime.
 #   cuda       PyPI's LibTorch 2.15 cu132 from .venv-torch: every target, so
 #              each GPU source compiles and links; the unit label and the
 #              tests that depend on the LibTorch (kCudaTests: files, exact
 #              resumes, end-to-end training) run against it, the Python tests
 #              with that venv's torch.
+#   cuda12     PyPI's LibTorch 2.10 cu128 from .venv-torch-cuda12 (the CUDA 12
+#              flavour, for drivers R525-R575): the programs, then the tests
+#              of the CUDA stack check and of --check-env, which start the
+#              programs against that LibTorch and its CUDA 12 runtime.
 # With cpu and cuda, the cpu build's Python tests that load its model files
 # run a second time with the venv's python: model files from Debian's
 # LibTorch against a current torch.load. CIFAR_PRESETS (e.g. "cpu cuda") overrides the presets; with
@@ -35,7 +35,9 @@
 # Other arguments go to ctest and replace each preset's label selection
 # (tools/test.sh -L unit, tools/test.sh --all -R sampler); clang-tidy is
 # then left out. A failing step does not stop the next preset; the script
-# fails at the end, naming what failed. docs/dev/ci.md has the times.
+# fails at the end, naming what failed. CIFAR_TEST_PRUNE=1 (CI) removes
+# each preset's build once it has run, to bound the disk the run needs.
+# docs/dev/ci.md has the times and the disk.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -46,7 +48,7 @@ for arg in "$@"; do
 done
 set -- "${ctest_args[@]}"
 default_presets=cpu
-((all)) && default_presets="cpu cpu-debug cuda12 cuda"
+((all)) && default_presets="cpu cpu-debug cuda cuda12"
 read -r -a presets <<<"${CIFAR_PRESETS:-${CIFAR_PRESET:-$default_presets}}"
 werror=OFF
 [[ $all == 1 || -n ${CI:-} ]] && werror=ON
@@ -54,10 +56,12 @@ setup_torch=0
 torch_flavours=()
 setup_sanitizers=0
 for p in "${presets[@]}"; do
-  [[ $p == cuda ]] && setup_torch=1 && torch_flavours+=(cuda13)
-  [[ $p == cuda12 ]] && torch_flavours+=(cuda12)
+  [[ $p == cuda ]] && setup_torch=1
   [[ $p == cpu-debug ]] && setup_sanitizers=1
 done
+# cuda13 first, whatever the presets' order: the cpu preset's Python tests use it.
+((setup_torch)) && torch_flavours+=(cuda13)
+[[ " ${presets[*]} " == *" cuda12 "* ]] && torch_flavours+=(cuda12)
 CIFAR_SETUP_TORCH=0 CIFAR_SETUP_SANITIZERS=$setup_sanitizers bash tools/setup.sh
 # The realdata test packs the real CIFAR-10 archive, named by CIFAR_REAL_DATA,
 # else found where the main job looks for it; without one it is left out, and
@@ -88,24 +92,52 @@ fi
 echo "== test.sh: gate: tools/lint.sh format floors shell"
 bash tools/lint.sh format floors shell ||
   { echo "== test.sh: the gate failed (above: each failure names its file and the fix); nothing was built" >&2; exit 1; }
+disk_free() { df -h --output=avail . | tail -n 1 | tr -d ' '; }
+echo "== test.sh: $(disk_free) free on the disk of $PWD"
 # PyPI's torch (per flavour about 3 GB of wheels to download and 5-7 GB to
-# unpack on a new machine, 80-190 s) installs in the background while the cpu
-# preset builds and tests, which do not use it; everything that does waits
-# for it first.
+# unpack on a new machine, 50-190 s) installs in the background, one flavour
+# at a time, while the presets that do not use it build and test; whatever
+# uses a flavour waits for it first, and a cuda preset starts the install of
+# the next flavour as it begins.
+pending_flavours=("${torch_flavours[@]}")
+ready_flavours=" "
 torch_pid=
-torch_log=build/setup_torch.log
-if ((${#torch_flavours[@]})); then
-  mkdir -p build
-  (for flavour in "${torch_flavours[@]}"; do bash tools/setup_torch.sh "$flavour" || exit; done) >"$torch_log" 2>&1 &
+torch_flavour=
+mkdir -p build
+start_next_flavour() {
+  [[ -z $torch_pid ]] && ((${#pending_flavours[@]})) || return 0
+  torch_flavour=${pending_flavours[0]}
+  pending_flavours=("${pending_flavours[@]:1}")
+  bash tools/setup_torch.sh "$torch_flavour" >"build/setup_torch-$torch_flavour.log" 2>&1 &
   torch_pid=$!
-fi
-wait_for_torch() {
-  [[ -n $torch_pid ]] || return 0
-  local rc=0
-  wait "$torch_pid" || rc=$?
-  torch_pid=
-  sed 's/^/setup_torch: /' "$torch_log"
-  ((rc == 0)) || { echo "== test.sh: tools/setup_torch.sh failed ($rc)" >&2; exit "$rc"; }
+}
+# need_flavour FLAVOUR: returns once its venv is ready (those queued before it first).
+need_flavour() {
+  local rc
+  while [[ $ready_flavours != *" $1 "* ]]; do
+    start_next_flavour
+    [[ -n $torch_pid ]] || { echo "== test.sh: torch flavour $1 was not set up" >&2; exit 1; }
+    rc=0
+    wait "$torch_pid" || rc=$?
+    torch_pid=
+    sed 's/^/setup_torch: /' "build/setup_torch-$torch_flavour.log"
+    ((rc == 0)) || { echo "== test.sh: tools/setup_torch.sh $torch_flavour failed ($rc)" >&2; exit "$rc"; }
+    ready_flavours+="$torch_flavour "
+  done
+}
+start_next_flavour
+# With CIFAR_TEST_PRUNE=1 (.ci/run: a one-off machine whose free disk is not
+# known), each preset's build folder, all but its Testing/ logs, is removed
+# once its tests have run, and a flavour's venv once no later preset uses it:
+# the run's disk peak is that of one preset, not of all four (docs/dev/ci.md).
+# prune PRESET LATER...: LATER are the presets still to run.
+prune() {
+  [[ ${CIFAR_TEST_PRUNE:-0} == 1 ]] || return 0
+  local preset=$1 later=" ${*:2} "
+  find "build/$preset" -mindepth 1 -maxdepth 1 ! -name Testing -exec rm -rf {} +
+  [[ $preset == cuda && $later != *" cuda "* ]] && rm -rf .venv-torch
+  [[ $preset == cuda12 && $later != *" cuda12 "* ]] && rm -rf .venv-torch-cuda12
+  echo "== test.sh: pruned build/$preset (CIFAR_TEST_PRUNE=1): $(disk_free) free"
 }
 
 jobs=$(nproc)
@@ -128,9 +160,12 @@ readonly kCuda12Tests='^(gpu_unit_test|comm_unit_test)$|^program\.|^gpu_check\.d
 # programs); the cuda build compiles every target.
 readonly kCuda12Targets=(cifar_mpi cifar_pack cifar_eval compare_models gpu_unit_test comm_unit_test gpu_test gpu_step_test)
 failed=()
-for preset in "${presets[@]}"; do
-  echo "== test.sh: preset $preset"
-  [[ $preset == cuda* ]] && wait_for_torch
+for index in "${!presets[@]}"; do
+  preset=${presets[index]}
+  echo "== test.sh: preset $preset ($(disk_free) free)"
+  [[ $preset == cuda ]] && need_flavour cuda13
+  [[ $preset == cuda12 ]] && need_flavour cuda12
+  start_next_flavour
   t0=$SECONDS
   # CI's cpu run, like the CUDA and cpu-debug presets, runs each GoogleTest
   # program as one test (LibTorch loaded once per program); run alone, or given
@@ -194,7 +229,7 @@ for preset in "${presets[@]}"; do
   # cifar_eval's recomputation) once more with the venv's python.
   venv_py=$PWD/.venv-torch/bin/python
   if [[ $preset == cpu && $setup_torch == 1 && $# -eq 0 ]]; then
-    wait_for_torch
+    need_flavour cuda13
     cmake --preset cpu "-DCIFAR_TEST_PYTHON=$venv_py" >/dev/null
     ctest --preset cpu -j 1 --timeout 600 -L python -R '^(model\.python_interop|e2e\.cifar_eval)$' ||
       failed+=("cpu (Python tests with $venv_py)")
@@ -205,6 +240,7 @@ for preset in "${presets[@]}"; do
   if [[ $preset == cpu-debug && $# -eq 0 ]]; then
     bash tools/lint.sh tidy build/cpu-debug || failed+=("cpu-debug (clang-tidy: tools/lint.sh tidy)")
   fi
+  prune "$preset" "${presets[@]:index+1}"
 done
 if ((${#failed[@]})); then
   echo "== test.sh: failed: ${failed[*]}" >&2
