@@ -174,6 +174,9 @@ cifar_export_rank_env() {
   # Where rank 0 names the nodes that failed their checks before training
   # (exit code 7); a restart or requeue leaves them out (cifar_restart.sh).
   export CIFAR_FAILED_NODES_FILE=$CIFAR_RUN_DIR/failed_nodes
+  # Which rank 0 creates once every rank handles the stop signals: a stop
+  # asked for earlier is held until then (cifar_pass_stop_on, cifar_restart.sh).
+  export CIFAR_SIGNALS_READY_FILE=$CIFAR_RUN_DIR/.signals-ready
   # NCCL: WARN prints only problems; INFO prints the rings/trees, the
   # interfaces and the transports chosen (NET/IB vs NET/Socket) — use it once on
   # a new cluster to check that the fast network is used.
@@ -240,7 +243,7 @@ cifar_mpirun_command() {
   CIFAR_MPIRUN=(mpirun -np "$np" --bind-to none)
   # mpirun starts remote ranks with its own environment, not this shell's:
   # pass on what the ranks need (under Slurm this is harmless repetition).
-  for var in PATH LD_LIBRARY_PATH OMP_NUM_THREADS HDF5_USE_FILE_LOCKING CIFAR_FAILED_NODES_FILE \
+  for var in PATH LD_LIBRARY_PATH OMP_NUM_THREADS HDF5_USE_FILE_LOCKING CIFAR_FAILED_NODES_FILE CIFAR_SIGNALS_READY_FILE \
     $(compgen -e | grep '^NCCL_' || true); do
     [[ -n ${!var+set} ]] && CIFAR_MPIRUN+=(-x "$var")
   done

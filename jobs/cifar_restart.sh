@@ -31,6 +31,7 @@ cifar_exit_meaning() {
     5) echo "diverged: a non-finite or exploded loss or gradient" ;;
     6) echo "bad input: a file the run reads is missing, damaged or another run's" ;;
     7) echo "a node failed its checks before training" ;;
+    130) echo "interrupted twice (Ctrl-C): the ranks were ended without a checkpoint" ;;
     *)
       # 128 + N: a process (a rank, or the launcher) ended by signal N.
       if ((code > 128 && code < 160)); then
@@ -69,11 +70,56 @@ cifar_backoff_seconds() {
     'BEGIN { d = n <= 1 ? 0 : base * 2 ^ (n - 2); if (d > 600) d = 600; printf "%g\n", d }'
 }
 
-# cifar_request_stop SIGNAL: called by the launchers' traps. A run asked to
-# stop (preemption, scancel, SIGTERM) is never restarted.
+# cifar_request_stop SIGNAL [AS]: called by the launchers' traps. A run asked
+# to stop (preemption, scancel, SIGTERM, Ctrl-C) is never restarted; a running
+# step gets the stop as signal AS (default SIGNAL), through cifar_pass_stop_on.
+# Before a step starts, nothing is started (cifar_supervise).
 CIFAR_STOP_REQUESTED=
+CIFAR_STOP_PENDING=
+CIFAR_STOP_HELD=
 CIFAR_STEP_PID=
-cifar_request_stop() { CIFAR_STOP_REQUESTED=$1; }
+CIFAR_STEP_STARTED=0
+cifar_request_stop() {
+  CIFAR_STOP_REQUESTED=$1
+  CIFAR_STOP_PENDING=${2:-$1}
+  cifar_pass_stop_on
+}
+
+# cifar_pass_stop_on: sends the pending stop to the running step. cifar_mpi
+# installs its handlers first thing, but only after seconds of loading its
+# libraries and starting: SIGUSR1 or SIGTERM that reaches a rank before then
+# kills it instead of stopping it. So the step's rank 0 creates
+# CIFAR_SIGNALS_READY_FILE once every rank handles them, and a stop asked for
+# before that is held until the file exists (cifar_wait_step looks every 0.1
+# s), or for at most CIFAR_STOP_HOLD seconds (default 30) after the launch:
+# a program that never creates it, an older build in a container say, still
+# gets the stop.
+cifar_pass_stop_on() {
+  [[ -n $CIFAR_STOP_PENDING && -n $CIFAR_STEP_PID ]] || return 0
+  if [[ -n ${CIFAR_SIGNALS_READY_FILE:-} && ! -e $CIFAR_SIGNALS_READY_FILE ]] &&
+    ((SECONDS - CIFAR_STEP_STARTED < ${CIFAR_STOP_HOLD:-30})); then
+    if [[ -z $CIFAR_STOP_HELD ]]; then
+      CIFAR_STOP_HELD=1
+      cifar_log "the ranks are still starting: SIG$CIFAR_STOP_PENDING goes to them once they handle it"
+    fi
+    return 0
+  fi
+  kill -s "$CIFAR_STOP_PENDING" "$CIFAR_STEP_PID" 2>/dev/null || true
+  CIFAR_STOP_PENDING=
+}
+
+# cifar_wait_step: waits for the step (CIFAR_STEP_PID) and returns its exit
+# code, passing on a held stop as soon as the ranks handle it. A trapped
+# signal interrupts the wait, and its trap runs at once.
+cifar_wait_step() {
+  local pid=$CIFAR_STEP_PID status=0
+  while kill -0 "$pid" 2>/dev/null; do
+    cifar_pass_stop_on
+    if [[ -n $CIFAR_STOP_PENDING ]]; then sleep 0.1; else wait "$pid" || true; fi
+  done
+  wait "$pid" || status=$?
+  return "$status"
+}
 
 # cifar_pause SECONDS: sleeps, but returns as soon as a stop is requested
 # (bash runs a trap only between commands, so the sleep runs in the background).
@@ -142,12 +188,21 @@ cifar_restart_wanted() {
 # checkpoint is on disk: the same state as a preempted step's).
 cifar_supervise() {
   local restarts=0 delay
+  if [[ -n $CIFAR_STOP_REQUESTED ]]; then
+    cifar_log "SIG$CIFAR_STOP_REQUESTED before the launch: nothing started (exit code 3)"
+    CIFAR_STEP_STATUS=3
+    return 0
+  fi
   while :; do
     [[ -z ${CIFAR_FAILED_NODES_FILE:-} ]] || rm -f "$CIFAR_FAILED_NODES_FILE"
+    [[ -z ${CIFAR_SIGNALS_READY_FILE:-} ]] || rm -f "$CIFAR_SIGNALS_READY_FILE"
+    CIFAR_STEP_STARTED=$SECONDS
     start_step
     CIFAR_STEP_STATUS=0
-    cifar_wait "$CIFAR_STEP_PID" || CIFAR_STEP_STATUS=$?
+    cifar_wait_step || CIFAR_STEP_STATUS=$?
     CIFAR_STEP_PID=
+    CIFAR_STOP_PENDING=
+    [[ -z ${CIFAR_SIGNALS_READY_FILE:-} ]] || rm -f "$CIFAR_SIGNALS_READY_FILE"
     cifar_restart_wanted "$CIFAR_STEP_STATUS" "$restarts" || return 0
     restarts=$((restarts + 1))
     CIFAR_RESTART_NOTE=

@@ -35,13 +35,53 @@
 # Each restart is logged with its cause. Exit code 3 (preempted, checkpoint
 # written) is passed on: run again with the CIFAR_RUN_DIR the launch printed
 # to resume from the checkpoint. SIGTERM or SIGINT (Ctrl-C) to this script
-# stops the run with a checkpoint and exit code 3, as SIGUSR1 does, and is
-# never followed by a restart; a second SIGINT ends the ranks at once.
+# stops the run with a checkpoint and exit code 3, as SIGUSR1 does, at any
+# moment (before the launch: nothing starts; while the ranks start: they get
+# the stop once they can take it), and is never followed by a restart; a
+# second SIGINT ends the ranks at once, exit code 130.
 set -euo pipefail
 
 jobs_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=jobs/cifar_common.sh
 source "$jobs_dir/cifar_common.sh"
+
+# mpirun forwards SIGUSR1 to the ranks (checkpoint and exit 3) and its exit
+# code is then the program's. SIGTERM it answers by ending the job with exit
+# code 1 even when the ranks stopped cleanly with a checkpoint (Open MPI 4.1),
+# so this script takes SIGTERM itself and passes it on as SIGUSR1. Either
+# signal also means: no restart. SIGINT (Ctrl-C) stops alike; a second one
+# ends the ranks at once, without a checkpoint. In every case the script
+# waits for mpirun, so that no rank goes on training unsupervised. mpirun
+# runs in a session of its own (start_step): a terminal's Ctrl-C reaches
+# this script alone, never mpirun or the ranks directly (Open MPI 4.1's
+# mpirun crashes on a second signal while it ends a job, and a rank has no
+# SIGINT handler).
+# The traps come first, so that a signal at any moment is honoured.
+interrupted_twice=0
+# shellcheck disable=SC2317  # called by the traps below
+stop_step() {
+  [[ $1 != TERM || -z $CIFAR_STEP_PID ]] ||
+    cifar_log "SIGTERM: asking the ranks to checkpoint and stop (SIGUSR1 through mpirun)"
+  cifar_request_stop "$1" USR1
+}
+# shellcheck disable=SC2317  # called by the trap below
+interrupt_step() {
+  if [[ $CIFAR_STOP_REQUESTED == INT ]]; then
+    cifar_log "SIGINT again: ending the ranks now, without a checkpoint"
+    interrupted_twice=1
+    # SIGKILL to mpirun's session: mpirun and the ranks here (a signal to
+    # mpirun alone while it ends the job crashes it); the daemons of other
+    # hosts end their ranks when mpirun's connection drops.
+    [[ -z $CIFAR_STEP_PID ]] || pkill -KILL -s "$CIFAR_STEP_PID" 2>/dev/null || true
+    return 0
+  fi
+  [[ -z $CIFAR_STEP_PID ]] ||
+    cifar_log "SIGINT: asking the ranks to checkpoint and stop (SIGUSR1 through mpirun); again to end them at once"
+  stop_step INT
+}
+trap 'stop_step TERM' TERM
+trap 'stop_step USR1' USR1
+trap interrupt_step INT
 
 usage() { sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}"; }
 
@@ -89,7 +129,7 @@ start_step() {
   cifar_mpirun_command "$CIFAR_NP"
   [[ -z $CIFAR_HOSTFILE ]] || CIFAR_MPIRUN+=(--hostfile "$CIFAR_HOSTFILE")
   cifar_log "launch: ${CIFAR_MPIRUN[*]} ${CIFAR_BIN} ${CIFAR_ARGS[*]}"
-  "${CIFAR_MPIRUN[@]}" "$CIFAR_BIN" "${CIFAR_ARGS[@]}" &
+  setsid "${CIFAR_MPIRUN[@]}" "$CIFAR_BIN" "${CIFAR_ARGS[@]}" &
   CIFAR_STEP_PID=$!
 }
 prepare_restart() {
@@ -104,34 +144,11 @@ prepare_restart() {
   fi
 }
 
-# mpirun forwards SIGUSR1 to the ranks (checkpoint and exit 3) and its exit
-# code is then the program's. SIGTERM it answers by ending the job with exit
-# code 1 even when the ranks stopped cleanly with a checkpoint (Open MPI 4.1),
-# so this script takes SIGTERM itself and passes it on as SIGUSR1. Either
-# signal also means: no restart. SIGINT (Ctrl-C) stops alike; a second one
-# ends the ranks at once, without a checkpoint. In every case the script
-# waits for mpirun, so that no rank goes on training unsupervised.
-# shellcheck disable=SC2317  # called by the traps below
-stop_step() {
-  cifar_request_stop "$1"
-  [[ -n $CIFAR_STEP_PID ]] || return 0  # between two launches: cifar_supervise stops
-  [[ $1 != TERM ]] || cifar_log "SIGTERM: asking the ranks to checkpoint and stop (SIGUSR1 through mpirun)"
-  kill -s USR1 "$CIFAR_STEP_PID" 2>/dev/null || true
-}
-# shellcheck disable=SC2317  # called by the trap below
-interrupt_step() {
-  if [[ $CIFAR_STOP_REQUESTED == INT ]]; then
-    cifar_log "SIGINT again: ending the ranks now, without a checkpoint"
-    [[ -z $CIFAR_STEP_PID ]] || kill -s TERM "$CIFAR_STEP_PID" 2>/dev/null || true
-    return 0
-  fi
-  cifar_log "SIGINT: asking the ranks to checkpoint and stop (SIGUSR1 through mpirun); again to end them at once"
-  stop_step INT
-}
-trap 'stop_step TERM' TERM
-trap 'stop_step USR1' USR1
-trap interrupt_step INT
-
 cifar_log "run folder ${CIFAR_RUN_DIR}; to resume it after exit code 3: CIFAR_RUN_DIR=${CIFAR_RUN_DIR} $0 ..."
 cifar_supervise
+if ((interrupted_twice)); then
+  cifar_log "ended by a second SIGINT (mpirun's exit code $CIFAR_STEP_STATUS); the run folder resumes from" \
+    "$(cifar_newest_checkpoint) (exit code 130)"
+  exit 130
+fi
 exit "$CIFAR_STEP_STATUS"

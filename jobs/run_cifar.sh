@@ -52,6 +52,24 @@ jobs_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=jobs/cifar_common.sh
 source "$jobs_dir/cifar_common.sh"
 
+# The traps come first, so that a signal at any moment is honoured: before
+# the launch nothing starts (exit code 3); while the ranks start, the stop is
+# held until they can take it (cifar_pass_stop_on, jobs/cifar_restart.sh).
+launcher_name=${CIFAR_LAUNCHER:-srun}
+launcher=("$launcher_name")
+terminated_by_slurm=0
+# shellcheck disable=SC2317  # called by the traps below
+forward_signal() {
+  local as=$1
+  [[ $1 != TERM ]] || terminated_by_slurm=1
+  [[ $launcher_name != mpirun ]] || as=USR1  # see the mpirun case below
+  [[ -z $CIFAR_STEP_PID ]] ||
+    cifar_log "received SIG$1; forwarding it to the job step as SIG$as (${launcher[0]} pid ${CIFAR_STEP_PID})"
+  cifar_request_stop "$1" "$as"
+}
+trap 'forward_signal USR1' USR1
+trap 'forward_signal TERM' TERM
+
 [[ -n ${SLURM_JOB_ID:-} ]] ||
   cifar_die "not inside a Slurm allocation: submit with sbatch jobs/train.slurm (or use jobs/local_mpirun.sh)"
 
@@ -64,7 +82,6 @@ export SRUN_CPUS_PER_TASK=$cpus_per_task
 cifar_export_rank_env "$cpus_per_task"
 cifar_program_args "$@"
 
-launcher_name=${CIFAR_LAUNCHER:-srun}
 case $launcher_name in
   # srun starts the ranks itself and hands Open MPI its world through PMIx
   # (check `srun --mpi=list` shows pmix). Every rank sees all GPUs of its node
@@ -75,8 +92,8 @@ case $launcher_name in
   # mpirun inside the allocation reads the node list and slots from Slurm and
   # starts its daemons with srun. Use it where srun lacks PMIx support. It
   # forwards SIGUSR1 to the ranks, but answers SIGTERM by ending the job with
-  # exit code 1 whatever the ranks do, so forward_signal passes SIGTERM on to
-  # it as SIGUSR1: the ranks checkpoint and exit 3 either way.
+  # exit code 1 whatever the ranks do, so forward_signal (above) passes
+  # SIGTERM on to it as SIGUSR1: the ranks checkpoint and exit 3 either way.
   mpirun) : "${SLURM_NTASKS:?SLURM_NTASKS unset: request tasks with --ntasks or --ntasks-per-node}" ;;
   *) cifar_die "CIFAR_LAUNCHER=$CIFAR_LAUNCHER: use srun or mpirun" ;;
 esac
@@ -101,22 +118,6 @@ start_step() {
   CIFAR_STEP_PID=$!
 }
 prepare_restart() { cifar_slurm_drop_lost_nodes; }
-
-terminated_by_slurm=0
-# shellcheck disable=SC2317  # called by the traps below
-forward_signal() {
-  local signal=$1
-  cifar_request_stop "$1"
-  [[ $signal != TERM ]] || terminated_by_slurm=1
-  # Between two launches nothing runs: cifar_supervise stops, and the status
-  # below acts as exit code 3 (the newest checkpoint is on disk).
-  [[ -n $CIFAR_STEP_PID ]] || return 0
-  [[ $launcher_name != mpirun ]] || signal=USR1  # see the mpirun case above
-  cifar_log "received SIG$1; forwarding it to the job step as SIG$signal (${launcher[0]} pid ${CIFAR_STEP_PID})"
-  kill -s "$signal" "$CIFAR_STEP_PID" 2>/dev/null || true
-}
-trap 'forward_signal USR1' USR1
-trap 'forward_signal TERM' TERM
 
 cifar_supervise
 step_status=$CIFAR_STEP_STATUS

@@ -22,6 +22,7 @@ int main(int argc, char** argv) {
     RunConfig config;
     agree_on_startup(env.comm(), [&] { config = parse_config(argc, argv, names); });
     if (config.help || config.check_env || !config.checkpoint.enabled()) release_preemption_handlers();
+    announce_stop_handlers(env.world().rank);  // after the agreement: every rank has its handlers
     if (config.help) {
       if (env.world().rank == 0) std::fputs(config_help(names).c_str(), stdout);
       return kExitOk;

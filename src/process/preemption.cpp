@@ -5,8 +5,11 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <string>
 
 #include "comm/communicator.hpp"
@@ -40,6 +43,17 @@ void install_preemption_handlers() {
 void release_preemption_handlers() {
   for (int signal_number : {SIGTERM, SIGUSR1}) std::signal(signal_number, SIG_DFL);
   if (const int pending = g_signal.load()) std::raise(pending);
+}
+
+void announce_stop_handlers(int rank) {
+  const char* path = std::getenv("CIFAR_SIGNALS_READY_FILE");
+  if (rank != 0 || path == nullptr || *path == '\0') return;
+  std::FILE* file = std::fopen(path, "w");
+  if (file == nullptr || std::fclose(file) != 0)
+    log::warn(
+        strprintf("cannot create %s (CIFAR_SIGNALS_READY_FILE): %s; the launcher passes a stop on to the "
+                  "ranks only after its time limit",
+                  path, std::strerror(errno)));
 }
 
 int preemption_signal() { return g_signal.load(); }

@@ -29,6 +29,15 @@ void install_preemption_handlers();
 // meanwhile so that it takes that action now, as if never caught.
 void release_preemption_handlers();
 
+// Creates the file that the environment variable CIFAR_SIGNALS_READY_FILE
+// names (nothing when unset), on rank 0 only. Called once every rank has
+// installed or released its handlers (after a collective that follows them):
+// the launchers in jobs/ hold a stop asked for before the file exists,
+// because a SIGUSR1 forwarded to a rank still loading its libraries would
+// kill it instead of stopping it. A file that cannot be created is a
+// warning: the launcher then forwards the stop after its time limit.
+void announce_stop_handlers(int rank);
+
 // The first signal received since installation (SIGTERM or SIGUSR1), or 0.
 int preemption_signal();
 
