@@ -157,6 +157,14 @@ cifar_container_check_mpi() {
 CIFAR_RUN_DIR_CREATED=
 cifar_remove_unused_run_dir() {
   [[ -n $CIFAR_RUN_DIR_CREATED ]] || return 0
+  local entry
+  # The launcher's own notes (the failed-nodes file, the signals' ready
+  # file) do not make a run: a folder holding only them goes too.
+  for entry in "$CIFAR_RUN_DIR"/* "$CIFAR_RUN_DIR"/.[!.]*; do
+    [[ -e $entry && $entry != "$CIFAR_RUN_DIR/checkpoints" && $entry != "${CIFAR_FAILED_NODES_FILE:-}" &&
+      $entry != "${CIFAR_SIGNALS_READY_FILE:-}" ]] && return 0
+  done
+  rm -f "${CIFAR_FAILED_NODES_FILE:-}" "${CIFAR_SIGNALS_READY_FILE:-}"
   rmdir "$CIFAR_RUN_DIR/checkpoints" "$CIFAR_RUN_DIR" 2>/dev/null || true
 }
 

@@ -24,15 +24,19 @@ int run_mpi_main(int argc, char** argv, const std::function<int(MpiEnvironment& 
 // while the caller's objects still live: unwinding them first could block
 // for good and hide the cause, since a communicator's teardown waits for the
 // other ranks (ncclCommDestroy is collective), which wait in a collective of
-// their own. A failure every rank agreed on (AgreedFailure) passes on, so
-// every rank leaves cleanly.
+// their own. `let_go` runs first: what the rank must not leave behind and
+// can give up without waiting for anyone (rank 0's output locks, the empty
+// folders it made). A failure every rank agreed on (AgreedFailure) passes
+// on, so every rank leaves cleanly.
 template <typename Body>
-decltype(auto) end_job_on_failure(Body&& body, const std::function<std::string()>& context) {
+decltype(auto) end_job_on_failure(Body&& body, const std::function<std::string()>& context,
+                                  const std::function<void()>& let_go = {}) {
   try {
     return body();
   } catch (const AgreedFailure&) {
     throw;
   } catch (const std::exception& e) {
+    if (let_go) let_go();
     end_job_for(e, context());
   }
 }

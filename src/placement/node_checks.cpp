@@ -59,7 +59,9 @@ void check_checkpoint_space(const NodeFacts& f, std::vector<NodeFailure>& out) {
                            f.existing_checkpoints, writes.c_str()),
                  "free space there, choose a --checkpoint-dir on a larger file system, or keep fewer checkpoints "
                  "(--keep-checkpoints)",
-                 7, f.checkpoint_local});
+                 // A full node-local folder is the node's failure: the job goes on without the node. A
+                 // shared one fails the same way wherever the job restarts: exit 2, no restart.
+                 f.checkpoint_local ? kExitNodeCheck : kExitUsage, f.checkpoint_local});
 }
 
 void check_shm(const NodeFacts& f, std::vector<NodeFailure>& out) {

@@ -6,12 +6,13 @@
 // agree_on_node_checks gathers every rank's failures so that the whole job
 // ends with one report and one exit code.
 //
-// Exit codes: a world size that does not match the launcher's task count is
-// the launch's fault (exit 2: the same command fails the same way); every
-// other failure exits 7, and the nodes at fault (not enough /dev/shm, a GPU
-// the node was given but cannot use, NCCL on TCP sockets, a full node-local
-// checkpoint folder) are written to $CIFAR_FAILED_NODES_FILE, one a line,
-// for the job scripts to leave out.
+// Exit codes: a world size that does not match the launcher's task count,
+// and a checkpoint folder on a shared file system too small for the run, are
+// the launch's fault (exit 2: the same command fails the same way wherever it
+// restarts); every other failure exits 7, and the nodes at fault (not enough
+// /dev/shm, a GPU the node was given but cannot use, NCCL on TCP sockets, a
+// full node-local checkpoint folder) are written to $CIFAR_FAILED_NODES_FILE,
+// one a line, for the job scripts to leave out.
 #pragma once
 
 #include <mpi.h>

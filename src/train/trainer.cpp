@@ -48,7 +48,7 @@ Trainer::Trainer(const MpiEnvironment& env, const RunConfig& config)
       summary_(config.training.target_accuracy) {
   setup_start_ = Clock::now();
   last_eval_.accuracy = -1;  // no evaluation yet
-  end_job_on_failure([&] { set_up(env); }, [this] { return where(); });
+  end_job_on_failure([&] { set_up(env); }, [this] { return where(); }, [this] { outputs_.reset(); });
   started_ = true;
 }
 
@@ -201,7 +201,9 @@ void Trainer::announce() const {
 // ---- The run --------------------------------------------------------------
 
 int Trainer::train() {
-  return end_job_on_failure([this] { return run(); }, [this] { return where(); });
+  // On a failure, rank 0's output locks go, and the folders it made while
+  // they are still empty (RunOutputs): a run refused at its start leaves none.
+  return end_job_on_failure([this] { return run(); }, [this] { return where(); }, [this] { outputs_.reset(); });
 }
 
 std::string Trainer::where() const {

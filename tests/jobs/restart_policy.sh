@@ -21,7 +21,8 @@
 #   * the options the script sets give way to the user's: CIFAR_DATA and
 #     `-- --data X --output=Y` launch with X and Y only;
 #   * a launch into the default run folder (runs/local-*) that leaves it
-#     empty (refused, exit code 2) removes it; one that wrote a file keeps it.
+#     empty (refused, exit code 2, or 7 with only the failed-nodes file in
+#     it) removes it; one that wrote a file keeps it.
 # Then the arithmetic of a restart after a lost host or one that failed its
 # node checks (cifar_read_hostfile,
 # cifar_drop_lost_hosts with a stand-in probe): which hosts stay, their
@@ -156,6 +157,13 @@ mkdir -p fresh
 ) && fail "the refused launch exited 0"
 (cd fresh && unset CIFAR_RUN_DIR && bash "$SOURCE_DIR/jobs/local_mpirun.sh" -n 1 -c 1 --max-restarts x >bad.log 2>&1) &&
   fail "a bad --max-restarts was accepted"
+# Refused by its node checks: the failed-nodes file alone does not keep the folder.
+(
+  cd fresh || exit 1
+  unset CIFAR_RUN_DIR
+  FAKE_LAUNCHES=$PWD/node.launches FAKE_EXITS=7 FAKE_FAILED_NODES=$(hostname)@1 \
+    bash "$SOURCE_DIR/jobs/local_mpirun.sh" -n 1 -c 1 >node.log 2>&1
+) && fail "the launch refused by its node checks exited 0"
 [[ -z $(find fresh/runs -mindepth 1 2>/dev/null) ]] ||
   fail "refused launches left run folders behind: $(find fresh/runs -mindepth 1)"
 (
@@ -165,7 +173,7 @@ mkdir -p fresh
     bash "$SOURCE_DIR/jobs/local_mpirun.sh" -n 1 -c 1 >wrote.log 2>&1
 ) || { cat fresh/wrote.log; fail "the launch that writes failed"; }
 [[ $(find fresh/runs -name metrics.jsonl | wc -l) == 1 ]] || fail "the run folder of a launch that wrote was removed"
-echo "run folders: none left by 2 refused launches, kept by one that wrote"
+echo "run folders: none left by 3 refused launches (exit codes 2, 2, 7), kept by one that wrote"
 
 # shellcheck source=jobs/cifar_common.sh
 source "$SOURCE_DIR/jobs/cifar_common.sh"

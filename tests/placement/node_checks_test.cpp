@@ -63,10 +63,13 @@ void checkpoint_space_for_the_kept_checkpoints() {
   EXPECT_EQ(failures[0].check, "checkpoint space");
   EXPECT_TRUE(mentions(failures[0].found, "has 350.0 MiB free, but the run needs 400.0 MiB: 4 new checkpoint(s)"));
   EXPECT_TRUE(mentions(failures[0].fix, "--keep-checkpoints"));
-  EXPECT_EQ(failures[0].exit_code, kExitNodeCheck);
-  EXPECT_FALSE(failures[0].node_at_fault);  // a shared file system's, not the node's
-  f.checkpoint_local = true;                // the node's own disk: leave the node out
+  // A shared file system's, not the node's: a restart anywhere fails the same way, so exit 2 (no restart).
+  EXPECT_EQ(failures[0].exit_code, kExitUsage);
+  EXPECT_FALSE(failures[0].node_at_fault);
+  EXPECT_EQ(node_checks_exit_code(failures), kExitUsage);
+  f.checkpoint_local = true;  // the node's own disk: exit 7, leave the node out
   EXPECT_TRUE(check_node(f)[0].node_at_fault);
+  EXPECT_EQ(check_node(f)[0].exit_code, kExitNodeCheck);
   f.existing_checkpoints = 3;  // a resume: those already there take no new room
   EXPECT_TRUE(check_node(f).empty());
   f.model_file_bytes = 300LL << 20;  // written after the last prune: beside 3 checkpoints, not 4

@@ -257,6 +257,22 @@ if [[ $(id -u) == 0 ]] && mkdir -p ro_fs && mount -t tmpfs -o ro,size=1m tmpfs r
 else
   echo "note: the read-only file system case needs root (mount); left out"
 fi
+# A --tensorboard folder on a full file system: the run fails at its start
+# and leaves neither the folder it made nor its lock file (a 64 KiB tmpfs,
+# filled).
+if [[ $(id -u) == 0 ]] && mkdir -p full_fs && mount -t tmpfs -o size=64k tmpfs full_fs 2>/dev/null; then
+  dd if=/dev/zero of=full_fs/filler bs=4k count=64 2>/dev/null || true
+  rc=0
+  "$CIFAR_MPI" --data "$E2E_DATA" --tensorboard full_fs/tb --output logs/tb.pth --metrics "" --max-steps 2 \
+    --eval false >logs/tb_full.txt 2>&1 || rc=$?
+  left=$(find full_fs -mindepth 1 ! -name filler)
+  umount full_fs
+  { [[ $rc != 0 && -z $left ]] && grep -q "No space left on device" logs/tb_full.txt; } ||
+    { cat logs/tb_full.txt; fail "--tensorboard on a full disk: exit $rc, left: ${left:-nothing}"; }
+  echo "ok (exit $rc): --tensorboard on a full file system leaves nothing behind"
+else
+  echo "note: the full file system case needs root (mount); left out"
+fi
 "$CIFAR_PACK" --synthetic 64 --test-count 32 --output logs/twice.h5 >/dev/null
 "$CIFAR_PACK" --synthetic 64 --test-count 32 --output logs/twice.h5 | grep -q "^replaced the earlier data file packed by cifar_pack logs/twice.h5 (" ||
   fail "cifar_pack replaced its --output without a word"
