@@ -280,13 +280,16 @@ void Checkpointer::save(const TrainingPosition& position, double loss_sum, doubl
   last_written_ = path;
 }
 
+bool Checkpointer::due_by_steps(const TrainingPosition& position) const {
+  return config_.every_steps > 0 && position.step % config_.every_steps == 0;
+}
+
 std::optional<int> Checkpointer::at_step_boundary(const TrainingPosition& position, const torch::Tensor& epoch_loss,
-                                                  const RunTotals& totals) {
+                                                  const RunTotals& totals, bool epoch_ends) {
   if (!config_.enabled()) return std::nullopt;
   const AgreedPreemption preempted = preemption_agreed(control_);
   const int signal = preempted.signal;
-  const bool due = config_.every_steps > 0 && position.step % config_.every_steps == 0;
-  if (signal == 0 && !due) return std::nullopt;
+  if (signal == 0 && (epoch_ends || !due_by_steps(position))) return std::nullopt;
   auto loss = epoch_loss.to(torch::kCPU, /*non_blocking=*/false, /*copy=*/true);
   control_.all_reduce(loss, ReduceOp::Sum);
   RunTotals recorded = totals;
@@ -305,7 +308,8 @@ void Checkpointer::at_epoch_end(const TrainingPosition& position, const torch::T
                                 const RunTotals& totals, bool last) {
   if (!config_.enabled()) return;
   const bool due =
-      config_.every_epochs > 0 && position.epoch % config_.every_epochs == 0 && position.batch_in_epoch == 0;
+      (config_.every_epochs > 0 && position.epoch % config_.every_epochs == 0 && position.batch_in_epoch == 0) ||
+      due_by_steps(position);
   if (!due && !last) return;
   // At an epoch boundary the next epoch's loss sums start from zero.
   const auto loss = position.batch_in_epoch == 0 ? torch::zeros({2}, torch::kFloat64) : epoch_loss.cpu();

@@ -93,18 +93,22 @@ class Checkpointer {
   // At every optimiser-step boundary (collective): writes a checkpoint when
   // --checkpoint-every-steps is due or a preemption signal reached any rank.
   // `epoch_loss` is this rank's [sum, count] of the epoch so far; `totals`
-  // what the run has done, for the owner record. Returns the preemption
-  // signal when the run must stop (exit code 3).
+  // what the run has done, for the owner record. `epoch_ends`: the step is
+  // its epoch's last or the run's (at_epoch_end follows): a checkpoint due by
+  // steps is then left to at_epoch_end, so that one state is one file.
+  // Returns the preemption signal when the run must stop (exit code 3).
   std::optional<int> at_step_boundary(const TrainingPosition& position, const torch::Tensor& epoch_loss,
-                                      const RunTotals& totals);
+                                      const RunTotals& totals, bool epoch_ends);
 
   // After an epoch's evaluation and metrics (collective): writes a checkpoint
-  // when --checkpoint-every-epochs is due or `last` (the run's end).
+  // when --checkpoint-every-epochs or --checkpoint-every-steps is due or
+  // `last` (the run's end).
   // `epoch_loss` is the epoch's [sum, count], already summed over ranks.
   void at_epoch_end(const TrainingPosition& position, const torch::Tensor& epoch_loss, const RunTotals& totals,
                     bool last);
 
  private:
+  bool due_by_steps(const TrainingPosition& position) const;  // --checkpoint-every-steps
   void save(const TrainingPosition& position, double loss_sum, double loss_count, RunTotals totals);
   void adopt_run_id(const std::string& path, Resumption& resumption);
   void check_folder_belongs_to_this_run(const std::string& resume_path) const;

@@ -1,6 +1,7 @@
 // The test-only fault injection (see fault_injection.hpp).
 #include "process/fault_injection.hpp"
 
+#include <csignal>
 #include <cstdlib>
 #include <sstream>
 
@@ -16,7 +17,7 @@ long parse_number(const std::string& text, const std::string& whole) {
   char* end = nullptr;
   const long value = std::strtol(text.c_str(), &end, 10);
   if (text.empty() || *end != '\0' || value < 0)
-    throw ConfigError(strprintf("%s=%s: '%s' is not a number; write rank=R,step=S[,kind=throw]", kVariable,
+    throw ConfigError(strprintf("%s=%s: '%s' is not a number; write rank=R,step=S[,kind=throw|usr1]", kVariable,
                                 whole.c_str(), text.c_str()));
   return value;
 }
@@ -39,9 +40,11 @@ FaultInjector::FaultInjector(int rank, const std::string& text) : rank_(rank) {
       fault_rank = parse_number(value, text);
     } else if (key == "step") {
       step = parse_number(value, text);
-    } else if (key != "kind" || value != "throw") {
-      throw ConfigError(strprintf("%s=%s: unknown part '%s'; write rank=R,step=S[,kind=throw]", kVariable, text.c_str(),
-                                  part.c_str()));
+    } else if (key == "kind" && (value == "throw" || value == "usr1")) {
+      signal_ = value == "usr1";
+    } else {
+      throw ConfigError(strprintf("%s=%s: unknown part '%s'; write rank=R,step=S[,kind=throw|usr1]", kVariable,
+                                  text.c_str(), part.c_str()));
     }
   }
   if (fault_rank < 0 || step < 0)
@@ -51,6 +54,10 @@ FaultInjector::FaultInjector(int rank, const std::string& text) : rank_(rank) {
 
 void FaultInjector::at_step(long step) const {
   if (step != step_) return;
+  if (signal_) {
+    std::raise(SIGUSR1);  // recorded by the preemption handler: the run stops at this step's end
+    return;
+  }
   throw Error(strprintf("injected fault (%s): rank %d fails as optimiser step %ld begins", kVariable, rank_, step));
 }
 

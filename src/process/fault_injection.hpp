@@ -2,10 +2,12 @@
 // how a job ends when one rank fails (tests/robustness/rank_fault.sh,
 // docs/dev/faults.md). With the environment variable
 //
-//   CIFAR_FAULT_INJECT=rank=R,step=S[,kind=throw]
+//   CIFAR_FAULT_INJECT=rank=R,step=S[,kind=throw|usr1]
 //
 // rank R throws an Error as optimiser step S (0-based) begins, as a failed
-// CUDA or NCCL call, or a GPU out of memory, would on that rank alone.
+// CUDA or NCCL call, or a GPU out of memory, would on that rank alone; with
+// kind=usr1 it raises SIGUSR1 instead, a scheduler's signal arriving at that
+// moment: the run checkpoints at that step's end and stops (exit code 3).
 // Unset (always, outside the tests) it costs one comparison per step; there
 // is no command-line option on purpose.
 #pragma once
@@ -27,7 +29,8 @@ class FaultInjector {
 
  private:
   int rank_ = 0;
-  long step_ = -1;  // -1: no fault on this rank
+  long step_ = -1;       // -1: no fault on this rank
+  bool signal_ = false;  // kind=usr1
 };
 
 }  // namespace cifar

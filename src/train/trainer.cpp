@@ -261,7 +261,8 @@ bool Trainer::train_epoch() {
     ++position_.batch_in_epoch;
     if (!ends_step) continue;
     guard_.require_finite(/*synchronize=*/false);  // stops every rank alike when the step was not finite
-    if (checkpoints_->at_step_boundary(position_, epoch_.loss_sum, run_totals())) return false;
+    const bool epoch_ends = position_.batch_in_epoch >= batches || plan_.finished(position_.step);
+    if (checkpoints_->at_step_boundary(position_, epoch_.loss_sum, run_totals(), epoch_ends)) return false;
     if (plan_.finished(position_.step)) break;
   }
   return true;

@@ -16,21 +16,26 @@ source "$(dirname "$0")/lib.sh"
 sgd=("${quiet[@]}" --model convnet --optimizer sgd --momentum 0.9 --lr 0.05 --schedule cosine --seed 5 --augment true
   --batch-size 16 --epochs 2)
 # 512 samples / 2 ranks / 16 = 16 steps per epoch: checkpoints at steps 4, 8,
-# 12, 16 (twice: after epoch 0's last step, e0000, and at its end, e0001), 20,
-# 24, 28 and the end (32).
+# 12, 16 (once, at epoch 0's end: e0001), 20, 24, 28 and the end (32).
 train 2 straight.log "${sgd[@]}" --output straight.pth --checkpoint-dir straight_ckpt \
   --checkpoint-every-steps 4 --keep-checkpoints 100
 ls straight_ckpt
-[[ -f straight_ckpt/ckpt-e0001-s000028.pt && -f straight_ckpt/ckpt-e0000-s000016.pt &&
-  -f straight_ckpt/ckpt-e0001-s000016.pt &&
+[[ -f straight_ckpt/ckpt-e0001-s000028.pt && -f straight_ckpt/ckpt-e0001-s000016.pt &&
   -f straight_ckpt/ckpt-e0002-s000032.pt ]] || fail "expected step and epoch checkpoints in straight_ckpt"
+# The state after epoch 0's last step, before its end (its evaluation, its
+# metrics row), is written by a stop at that step: SIGUSR1 as step 15 begins.
+rc=0
+CIFAR_FAULT_INJECT=rank=1,step=15,kind=usr1 run 2 stopped.log "${sgd[@]}" --output stopped.pth \
+  --checkpoint-dir straight_ckpt_stop || rc=$?
+[[ $rc == 3 && -f straight_ckpt_stop/ckpt-e0000-s000016.pt ]] ||
+  { cat stopped.log; fail "a stop at epoch 0's last step: exit $rc, $(ls straight_ckpt_stop)"; }
 
 train 2 mid.log "${sgd[@]}" --output mid.pth --resume straight_ckpt/ckpt-e0001-s000028.pt
 expect_in mid.log 'resumed from checkpoint .*ckpt-e0001-s000028.pt: epoch 1, 12 batch\(es\) of it done, step 28'
 identical straight.pth mid.pth "2 epochs straight == resumed at epoch 1, batch 12 (step 28) from a step checkpoint"
 train 2 mid0.log "${sgd[@]}" --output mid0.pth --resume straight_ckpt/ckpt-e0000-s000008.pt
 identical straight.pth mid0.pth "2 epochs straight == resumed in epoch 0 at step 8"
-train 2 last.log "${sgd[@]}" --output last.pth --resume straight_ckpt/ckpt-e0000-s000016.pt
+train 2 last.log "${sgd[@]}" --output last.pth --resume straight_ckpt_stop/ckpt-e0000-s000016.pt
 expect_in last.log 'resumed from checkpoint .*ckpt-e0000-s000016.pt: epoch 0, 16 batch\(es\) of it done, step 16'
 identical straight.pth last.pth "2 epochs straight == resumed after epoch 0's last step, before its end"
 
