@@ -49,9 +49,30 @@ ResolutionSchedule ResolutionSchedule::parse(const std::string& text) {
   }
   const std::string& last = entries.back();
   if (last.find(':') != std::string::npos)
-    refuse(text, "the last entry '" + last + "' is a size alone: it holds to the end of the run");
+    refuse(text, "the last entry '" + last + "' must be a size alone: it holds to the end of the run");
   s.final_size = checked_size(last, text);
-  return s;
+  return s.normalized();
+}
+
+// One schedule, one text: "24:2,24:1,28" is "24:3,28", "28:3,28" is "28",
+// and 32 px throughout ("32", "32:2,32") is the empty schedule, the stored
+// size: a resume compares schedules, and the same training must match.
+ResolutionSchedule ResolutionSchedule::normalized() const {
+  ResolutionSchedule out;
+  for (const Stage& stage : stages) {
+    if (!out.stages.empty() && out.stages.back().size == stage.size) out.stages.back().epochs += stage.epochs;
+    else out.stages.push_back(stage);
+  }
+  out.final_size = final_size;
+  if (!out.stages.empty() && out.stages.back().size == final_size) out.stages.pop_back();
+  if (out.stages.empty() && out.final_size == kMaxResolution) out.final_size = 0;
+  return out;
+}
+
+int64_t ResolutionSchedule::counted_epochs() const {
+  int64_t total = 0;
+  for (const Stage& stage : stages) total += stage.epochs;
+  return total;
 }
 
 std::string ResolutionSchedule::text() const {

@@ -28,7 +28,13 @@ struct ResolutionSchedule {
   int final_size = 0;         // the last entry; 0: the empty schedule
 
   // Throws ConfigError saying what in `text` is wrong ("--resolution-schedule: ...").
+  // Returns the schedule normalized().
   static ResolutionSchedule parse(const std::string& text);
+  // Adjacent stages of one size merged, a last stage of the final size
+  // dropped, and 32 px throughout the empty schedule.
+  ResolutionSchedule normalized() const;
+  // The epochs of the counted stages: the final size starts after them.
+  int64_t counted_epochs() const;
   std::string text() const;  // what parse() reads back as this schedule
   bool empty() const { return final_size == 0; }
   // The size of epoch `epoch` (0-based); 0 for the empty schedule (the stored size).

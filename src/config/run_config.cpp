@@ -539,6 +539,7 @@ std::vector<std::string> inert_options(const po::variables_map& vm, const RunCon
       if (given(key)) notes.push_back(std::string("--") + key + " has no effect " + why);
   };
   note_each({"tta-fraction"}, c.training.tta == TtaMode::None, "without --tta (it is none)");
+  note_each({"tta", "tta-fraction", "eval-every-epochs"}, !c.training.eval, "with --eval false (nothing is evaluated)");
   note_each({"muon-lr", "muon-momentum", "muon-weight-decay", "muon-matrices"}, c.optim.optimizer != "muon",
             "without --optimizer muon (it is " + c.optim.optimizer + ")");
   note_each({"brightness-jitter", "contrast-jitter"}, !c.data.augment, "without --augment true");
@@ -749,6 +750,11 @@ void validate(const RunConfig& c, const RegisteredNames& names) {
   require(c.data.resolution.empty() || c.model.head == HeadKind::GlobalMax,
           "--resolution-schedule trains at sizes other than 32 px: it needs --head global-max, whose pooling takes "
           "any size");
+  require(c.data.resolution.counted_epochs() < c.training.epochs,
+          strprintf("--resolution-schedule %s: its sizes before the last take %lld epoch(s), but the run has %d "
+                    "(--epochs): it would never train at %d px, its last size; shorten those stages or train longer",
+                    c.data.resolution.text().c_str(), static_cast<long long>(c.data.resolution.counted_epochs()),
+                    c.training.epochs, c.data.resolution.final_size));
   validate_names_and_paths(c, names);
 }
 

@@ -17,7 +17,11 @@
 namespace cifar {
 namespace {
 
-constexpr const char* kRepackHint = "repack it with `cifar_pack --input cifar-10-binary.tar.gz --output FILE.h5`";
+// The file's source is not known where a file is refused (its bytes are not
+// trusted): the advice names both kinds of source.
+constexpr const char* kRepackHint =
+    "repack it with `cifar_pack --input cifar-10-binary.tar.gz --output FILE.h5` (a synthetic file: the "
+    "`cifar_pack --synthetic` command that made it)";
 
 // "HDF5 file 'x.h5', dataset /train/images" -- the prefix of every message.
 std::string where(const std::string& path, const std::string& object = "") {
@@ -32,7 +36,8 @@ std::string where(const std::string& path, const std::string& object = "") {
 
 // The command that writes a new file in place of `path`.
 std::string repack_command(const std::string& path) {
-  return "`cifar_pack --input cifar-10-binary.tar.gz --output " + path + "`";
+  return "`cifar_pack --input cifar-10-binary.tar.gz --output " + path +
+         "` (a synthetic file: the `cifar_pack --synthetic` command that made it)";
 }
 
 // The checksum header (packed_header.hpp) is checked before HDF5 opens the

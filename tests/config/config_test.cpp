@@ -68,6 +68,9 @@ TEST(Config, OptionsWithoutEffectAreNamed) {
   const std::vector<std::pair<std::vector<std::string>, std::vector<std::string>>> rows = {
       {{"--tta-fraction", "0.5"}, {"--tta-fraction has no effect without --tta (it is none)"}},
       {{"--tta-fraction", "0.5", "--tta", "mirror"}, {}},
+      {{"--tta", "mirror", "--eval", "false"}, {"--tta has no effect with --eval false (nothing is evaluated)"}},
+      {{"--eval-every-epochs", "2", "--eval", "false"},
+       {"--eval-every-epochs has no effect with --eval false (nothing is evaluated)"}},
       {{"--optimizer", "sgd", "--muon-lr", "0.1", "--muon-matrices", "true"},
        {"--muon-lr has no effect without --optimizer muon (it is sgd)",
         "--muon-matrices has no effect without --optimizer muon (it is sgd)"}},
@@ -124,6 +127,35 @@ TEST(Config, ResolutionScheduleGivesEachEpochItsSize) {
   }
   const std::string m = error_of({"--resolution-schedule", "24:3,32", "--model", "speed94"});
   EXPECT_NE(m.find("--head global-max"), std::string::npos) << m;
+  EXPECT_NE(error_of({"--resolution-schedule", "24:3,28:3"}).find("the last entry '28:3' must be a size alone"),
+            std::string::npos);
+}
+
+// One training, one schedule: a resume compares schedules, so the same sizes
+// written two ways are one schedule, and 32 px throughout is the empty one
+// (no --head global-max needed).
+TEST(Config, ResolutionSchedulesOfTheSameSizesAreOne) {
+  EXPECT_EQ(ResolutionSchedule::parse("32"), ResolutionSchedule::parse(""));
+  EXPECT_TRUE(ResolutionSchedule::parse("32:2,32").empty());
+  EXPECT_EQ(ResolutionSchedule::parse("24:2,24:1,28").text(), "24:3,28");
+  EXPECT_EQ(ResolutionSchedule::parse("28:3,28").text(), "28");
+  EXPECT_EQ(ResolutionSchedule::parse("24:3,32:2,32").text(), "24:3,32");
+  EXPECT_TRUE(parse({"--resolution-schedule", "32"}).data.resolution.empty());
+}
+
+// A schedule whose sizes before the last outlast the run never trains at its
+// last size, the one the run is evaluated at: refused, naming both counts.
+TEST(Config, ResolutionScheduleLongerThanTheRunIsRefused) {
+  const std::vector<std::string> speed = {"--model", "speed94", "--head", "global-max"};
+  auto with = [&](std::vector<std::string> args) {
+    args.insert(args.end(), speed.begin(), speed.end());
+    return args;
+  };
+  const std::string m = error_of(with({"--resolution-schedule", "24:4,28:3,32", "--epochs", "7"}));
+  EXPECT_NE(m.find("take 7 epoch(s), but the run has 7 (--epochs): it would never train at 32 px"), std::string::npos)
+      << m;
+  EXPECT_EQ(parse(with({"--resolution-schedule", "24:4,28:3,32", "--epochs", "8"})).data.resolution.text(),
+            "24:4,28:3,32");
 }
 
 // The low-rate tail's options: in range, and lookahead's only with lookahead.

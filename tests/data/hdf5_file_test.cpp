@@ -318,7 +318,8 @@ void write_bytes(const std::string& path, const std::string& bytes) {
 }
 
 std::string repack_command(const std::string& path) {
-  return "`cifar_pack --input cifar-10-binary.tar.gz --output " + path + "`";
+  return "`cifar_pack --input cifar-10-binary.tar.gz --output " + path +
+         "` (a synthetic file: the `cifar_pack --synthetic` command that made it)";
 }
 
 // The header, known answer: the documented text, the file's size and the MD5

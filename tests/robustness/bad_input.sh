@@ -218,7 +218,7 @@ wait_background "a bad input was not refused as expected"
 
 # What some cases must show beyond the common checks.
 grep -q "dataset /train/images" logs/corrupted_resealed/all.txt || fail "the checksum error does not name the dataset"
-grep -qF "repack it with \`cifar_pack --input cifar-10-binary.tar.gz --output $old_layout\`" logs/old_layout/all.txt ||
+grep -qF "repack it with \`cifar_pack --input cifar-10-binary.tar.gz --output $old_layout\` (a synthetic file: the \`cifar_pack --synthetic\` command that made it)" logs/old_layout/all.txt ||
   fail "the message does not give the command that repacks the file"
 rss_kib=$(tail -n 1 logs/declares_more/rss.txt)
 echo "peak memory of a rank: $((rss_kib / 1024)) MiB for a $(stat -c %s "$inputs/declares_more.h5")-byte file declaring 1.7 million images"
