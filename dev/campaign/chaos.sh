@@ -12,8 +12,8 @@
 #     --faults N        faults per run (default 60)
 #     --seed S          seed of the fault schedules and of run r's training
 #                       (S + r); the same seed, the same schedule (default 1)
-#     --build DIR       a built cpu preset: cifar_mpi, cifar_pack, compare_models
-#                       (default build/cpu)
+#     --build DIR       a built cpu preset: cifar_mpi, cifar_pack, cifar_eval,
+#                       compare_models (default build/cpu)
 #     --work DIR        the campaign's folder, emptied first (default DIR/chaos);
 #                       it must be absent, empty, or an earlier campaign's
 #     --lost-host       the even-numbered runs also train across 2 simulated
@@ -35,6 +35,16 @@
 #           checkpoint write fails and the launcher restarts; after that
 #           failure the space is freed and the run goes on (needs root for
 #           the mount; without it this kind is left out)
+#   early   SIGTERM or SIGUSR1, the relaunch, and another SIGTERM or SIGUSR1
+#           0.05-1 s after the relaunch's start (before mpirun, while the
+#           ranks load or start MPI): exit 3 both times, then relaunched
+#   tools   the companion tools pointed at run files while the run trains:
+#           cifar_eval --json at the run's metrics and at the twin's model,
+#           cifar_pack --output at the twin's newest checkpoint; each must
+#           refuse (exit 2) and change nothing
+#   hidden  SIGUSR1, then a relaunch with CUDA_VISIBLE_DEVICES set as on a
+#           node without GPUs (-1, NoDevFiles, or 0,1 where no driver
+#           answers): the run trains on the CPU as before, no node blamed
 #   resize  SIGTERM or SIGUSR1, then a relaunch on another number of ranks
 #           (1, 2 or 3): the program resumes at the new world size with the
 #           same global batch (even-numbered runs only)
@@ -72,7 +82,7 @@ for n in "$runs" "$faults" "$seed"; do
   [[ $n =~ ^[0-9]+$ ]] || { echo "chaos.sh: --runs, --faults and --seed take whole numbers (got '$n')" >&2; exit 2; }
 done
 build=$(cd "$build" && pwd)
-for program in cifar_mpi cifar_pack compare_models; do
+for program in cifar_mpi cifar_pack cifar_eval compare_models; do
   [[ -x $build/$program ]] || { echo "chaos.sh: no $build/$program: build the cpu preset (or pass --build)" >&2; exit 2; }
 done
 work=${work:-$build/chaos}
@@ -101,10 +111,11 @@ mkdir -p logs runs twins
 # most one step trained again, so each is cheap.
 readonly steps_per_epoch=20 start_np=2
 # Each fault comes 0-4 steps after the run has recovered from the one
-# before; the campaign's reaction adds some (a step takes 30-120 ms here):
-# 12 steps a fault, 3 epochs more, so that the run does not finish first.
-# Across the simulated hosts 20: there a failure takes longer to end the
-# step (a campaign with --lost-host measured 17 steps a fault), and steps go on.
+# before; the campaign's reaction adds some (a step takes 30-120 ms here,
+# and a full checkpoint folder may take 40 steps to fail a write): 20 steps
+# a fault, 3 epochs more, so that the run does not finish first. Across the
+# simulated hosts too (a campaign with --lost-host measured 17 steps a
+# fault).
 run_length() {  # run_length STEPS_PER_FAULT: sets epochs and total_steps
   epochs=$((3 + faults * $1 / steps_per_epoch))
   total_steps=$((epochs * steps_per_epoch))
@@ -122,7 +133,7 @@ train_opts() {  # train_opts SEED: sets run_opts
     --checkpoint-every-steps 1 --keep-checkpoints 3)
 }
 
-kinds=(kill9 term usr1)
+kinds=(kill9 term usr1 early tools hidden)
 can_mount=0
 if [[ $(id -u) -eq 0 ]]; then
   can_mount=1
@@ -177,6 +188,7 @@ snapshot() {  # snapshot EXCLUDED_RUN_DIR: path, mode, size, mtime and checksum 
 
 # ---- One run: the launcher, its progress, its processes -------------------
 launcher='' run_dir='' marker='' np='' run_log='' mounted='' sizes='' across_hosts=0 on_hosts=0 ranks_now=0
+launch_env=()  # VAR=VALUE for the next launch only (the hidden fault)
 now() { echo "$EPOCHREALTIME"; }
 elapsed() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
 # The newest checkpoint's step (-1: none yet): the run's progress.
@@ -195,8 +207,10 @@ launch() {  # launch NP: the launcher in the background, resuming the run folder
       netns_exec_as_host 0 bash "$src/jobs/local_mpirun.sh" -n "$np" -c 1 --hostfile "$PWD/hosts.txt" -- "${run_opts[@]}"
     ) >>"$run_log" 2>&1 &
   else
-    CIFAR_RUN_DIR=$run_dir bash "$src/jobs/local_mpirun.sh" -n "$np" -c 1 -- "${run_opts[@]}" >>"$run_log" 2>&1 &
+    env "${launch_env[@]+"${launch_env[@]}"}" CIFAR_RUN_DIR="$run_dir" \
+      bash "$src/jobs/local_mpirun.sh" -n "$np" -c 1 -- "${run_opts[@]}" >>"$run_log" 2>&1 &
   fi
+  launch_env=()
   # netns_exec_as_host execs: this is the launcher's own process either way.
   launcher=$!
 }
@@ -278,18 +292,31 @@ full_until() {
 
 # ---- The faults ----------------------------------------------------------
 declare -A fault_count=() fault_lost=() fault_max=()
-preempt() {  # preempt SIGNAL: the launcher stops with exit 3; returns 1 when the run ended
+# preempt SIGNAL [early]: the launcher stops with exit 3; returns 1 when the
+# run ended. `early`: the launcher started a second ago, far from the run's
+# end: finishing (exit 0) means the stop was lost.
+preempt() {
   local rc=0
   kill -s "$1" "$launcher"
   wait "$launcher" || rc=$?
   launcher=
   case $rc in
     3) relaunches=$((relaunches + 1)); return 0 ;;
-    0) ;;  # it finished just before the signal
+    0) [[ ${2:-} != early ]] || problem "SIG$1 in the first second of a launch was lost: the run trained to its end" ;;
+    # else it finished just before the signal
     *) problem "SIG$1 to the launcher: exit code $rc, expected 3" ;;
   esac
   ended=1
   return 1
+}
+# tool_refuses PROGRAM ARGS...: a companion tool pointed at a run's file must
+# refuse it (exit 2); the file is checked unchanged by the snapshot (the
+# twin's) or the final comparison (the run's own).
+tool_refuses() {
+  local rc=0 log
+  log=logs/tool-$run-$RANDOM.log
+  "$build/$1" "${@:2}" >"$log" 2>&1 || rc=$?
+  ((rc == 2)) || problem "$* exited $rc, expected 2 (a run's file refused): $(tail -n 1 "$log")"
 }
 inject() {  # inject KIND; the run must be training. Returns 1 when the run ended first (no fault)
   local kind=$1 rank pid before np2
@@ -312,6 +339,28 @@ inject() {  # inject KIND; the run must be training. Returns 1 when the run ende
       ;;
     term | usr1)
       preempt "${kind^^}" && launch "$np"
+      ;;
+    early)
+      signals=(TERM USR1)
+      preempt "${signals[RANDOM % 2]}" || return 1
+      launch "$np"
+      delay=$((50 + RANDOM % 951))
+      sleep "$((delay / 1000)).$(printf '%03d' $((delay % 1000)))"
+      preempt "${signals[RANDOM % 2]}" early || return 1
+      launch "$np"
+      ;;
+    tools)
+      tool_refuses cifar_eval --weights "$twin_dir/model.pth" --data "$CIFAR_DATA" --json "$run_dir/metrics.jsonl"
+      tool_refuses cifar_eval --weights "$twin_dir/model.pth" --data "$CIFAR_DATA" --json "$twin_dir/model.pth"
+      local newest
+      newest=$(find "$twin_dir/checkpoints" -name 'ckpt-*.pt' | sort | tail -n 1)
+      tool_refuses cifar_pack --synthetic 32 --test-count 16 --output "$newest"
+      ;;
+    hidden)
+      hidden_values=(-1 NoDevFiles '0,1')
+      preempt USR1 || return 1
+      launch_env=("CUDA_VISIBLE_DEVICES=${hidden_values[RANDOM % 3]}")
+      launch "$np"
       ;;
     resize)
       signals=(TERM USR1)
@@ -356,7 +405,7 @@ for ((run = 1; run <= runs; run++)); do
   run_kinds=("${kinds[@]}")
   ((run % 2)) || run_kinds+=(resize)
   across_hosts=0
-  run_length 12
+  run_length 20
   if ((lost_host && run % 2 == 0)); then
     across_hosts=1
     run_kinds+=(host)
@@ -461,22 +510,23 @@ for ((run = 1; run <= runs; run++)); do
     problem "files outside the run's folder changed: $(head -n 5 "logs/foreign$run.diff" | tr '\n' ' ')"
   fi
   total=0
-  for k in kill9 term usr1 disk resize host; do total=$((total + ${count[$k]:-0})); done
-  rows+=("| $run | $run_seed | ${sizes// /, } | $total | ${count[kill9]:-0} | ${count[term]:-0} | ${count[usr1]:-0} | ${count[disk]:-0} | ${count[resize]:-0} | ${count[host]:-0} | $restarts | $relaunches | $run_time | $verdict |")
+  for k in kill9 term usr1 early tools hidden disk resize host; do total=$((total + ${count[$k]:-0})); done
+  rows+=("| $run | $run_seed | ${sizes// /, } | $total | ${count[kill9]:-0} | ${count[term]:-0} | ${count[usr1]:-0} | ${count[early]:-0} | ${count[tools]:-0} | ${count[hidden]:-0} | ${count[disk]:-0} | ${count[resize]:-0} | ${count[host]:-0} | $restarts | $relaunches | $run_time | $verdict |")
   unset count
 done
 
 # ---- The table -----------------------------------------------------------
 {
-  echo "| run | seed | ranks | faults | kill -9 | SIGTERM | SIGUSR1 | disk full | resize | lost host | restarts | relaunches | seconds | final model vs twin |"
-  echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+  echo "| run | seed | ranks | faults | kill -9 | SIGTERM | SIGUSR1 | first second | tools | hidden GPUs | disk full | resize | lost host | restarts | relaunches | seconds | final model vs twin |"
+  echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
   printf '%s\n' "${rows[@]}"
   echo
   echo "| fault | count | time lost, mean s | time lost, max s |"
   echo "|---|---|---|---|"
   all=0
-  declare -A label=([kill9]="kill -9" [term]=SIGTERM [usr1]=SIGUSR1 [disk]="disk full" [resize]=resize [host]="lost host")
-  for k in kill9 term usr1 disk resize host; do
+  declare -A label=([kill9]="kill -9" [term]=SIGTERM [usr1]=SIGUSR1 [early]="first second" [tools]=tools
+    [hidden]="hidden GPUs" [disk]="disk full" [resize]=resize [host]="lost host")
+  for k in kill9 term usr1 early tools hidden disk resize host; do
     n=${fault_count[$k]:-0}
     ((n)) || continue
     all=$((all + n))
