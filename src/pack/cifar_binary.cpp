@@ -389,6 +389,26 @@ void write_archive(const std::string& path, const std::vector<std::pair<std::str
 
 bool is_binary_archive_name(const std::string& output) { return is_archive_name(output); }
 
+namespace {
+// Left in a folder layout cifar_pack wrote: what tells its own output from
+// the real batches.
+constexpr const char* kSyntheticMarker = ".cifar_pack-synthetic";
+}  // namespace
+
+std::string check_binary_folder_output(const std::string& output) {
+  const std::string folder = paths::join(output, schema::kBatchesFolder);
+  if (!paths::exists(folder)) return "";
+  if (!paths::is_directory(folder))
+    throw ConfigError("--synthetic-binary " + output + ": " + folder + " exists and is not a folder; choose another");
+  const std::vector<std::string> names = paths::list(folder);
+  if (names.empty()) return "";
+  if (std::find(names.begin(), names.end(), kSyntheticMarker) == names.end())
+    throw ConfigError("--synthetic-binary " + output + ": " + folder + " holds " + std::to_string(names.size()) +
+                      " file(s) cifar_pack did not write (" + names.front() + (names.size() > 1 ? ", ..." : "") +
+                      "; the real CIFAR-10 batches?): never replaced; choose another folder");
+  return "replaced the earlier synthetic layout of cifar_pack in " + folder;
+}
+
 void write_cifar10_binary(const CifarData& data, const std::string& output) {
   const auto files = layout_files(data);
   if (is_archive_name(output)) {
@@ -398,6 +418,8 @@ void write_cifar10_binary(const CifarData& data, const std::string& output) {
   const std::string folder = paths::join(output, schema::kBatchesFolder);
   const std::string why = paths::create_directories(folder);
   if (!why.empty()) throw DataError("cannot create folder '" + folder + "' (" + why + ")", kExitFailure);
+  // The marker first: a layout cut short is still recognised as this program's.
+  write_plain_file(paths::join(folder, kSyntheticMarker), "synthetic CIFAR-10 binary layout written by cifar_pack\n");
   for (const auto& [name, bytes] : files) write_plain_file(paths::join(folder, name), bytes);
 }
 

@@ -27,4 +27,13 @@ void write_cifar10_binary(const CifarData& data, const std::string& output);
 // Whether write_cifar10_binary writes `output` as an archive (.tar.gz, .tgz).
 bool is_binary_archive_name(const std::string& output);
 
+// The folder form's output rule (an archive is one file, under
+// outputs/output_policy.hpp): `output`/cifar-10-batches-bin is written only
+// where it is absent, empty, or cifar_pack's own earlier synthetic layout
+// (the marker file write_cifar10_binary leaves there), never over the real
+// CIFAR-10 batches or anything else. Throws ConfigError (exit code 2) naming
+// the folder; returns the line to print when an earlier synthetic layout is
+// replaced, else "".
+std::string check_binary_folder_output(const std::string& output);
+
 }  // namespace cifar

@@ -45,6 +45,31 @@ def check_confusion(tool, work):
     return failures
 
 
+def check_output_rules(tool, work, metrics):
+    """The output rules of every program: never an input, never a run's file,
+    never another kind of file (each refused with exit code 2 and the file
+    unchanged); an earlier PNG is replaced, and that is said."""
+    failures = []
+    model = os.path.join(work, "model.pth")
+    with open(model, "wb") as f:
+        f.write(b"PK\x03\x04 a model file")
+    open(os.path.join(work, ".model.pth.run"), "w").write("run 0123456789abcdef\n")
+    notes = os.path.join(work, "notes.txt")
+    open(notes, "w").write("my notes\n")
+    for output, why in [(metrics, "the same file as the input"), (model, "a file a training run owns"),
+                        (notes, "not a PNG")]:
+        before = open(output, "rb").read()
+        r = subprocess.run([sys.executable, tool, metrics, "--output", output], capture_output=True, text=True)
+        if r.returncode != 2 or why not in r.stderr or open(output, "rb").read() != before:
+            failures.append(f"--output {os.path.basename(output)} ({why}): rc={r.returncode} stderr={r.stderr!r}")
+    png = os.path.join(work, "again.png")
+    for _ in range(2):
+        r = subprocess.run([sys.executable, tool, metrics, "--output", png], capture_output=True, text=True)
+    if r.returncode != 0 or "replaced the earlier PNG" not in r.stdout:
+        failures.append(f"an earlier PNG replaced without a word: rc={r.returncode} stdout={r.stdout!r}")
+    return failures
+
+
 def main():
     tool, work = sys.argv[1], sys.argv[2]
     os.makedirs(work, exist_ok=True)
@@ -88,6 +113,7 @@ def main():
         failures.append(f"malformed file not reported: rc={r.returncode} stderr={r.stderr!r}")
 
     failures += check_confusion(tool, work)
+    failures += check_output_rules(tool, work, a)
     for f in failures:
         print("FAIL", f)
     if failures:

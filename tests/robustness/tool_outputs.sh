@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Every program's outputs follow cifar_mpi's rules (src/outputs/output_policy):
-# cifar_eval --json and cifar_pack --output / --synthetic-binary ARCHIVE never
+# cifar_eval --json and cifar_pack --output / --synthetic-binary (an archive or a folder) never
 # replace an input of the same command, a file a run owns (its model file,
 # metrics file or checkpoint, proven by the owner record beside it; a name
 # --resume auto takes for a checkpoint) or a file of another kind. Each
@@ -46,6 +46,16 @@ refused "--output own.tar.gz is the same file as --input own.tar.gz" own.tar.gz 
   "$CIFAR_PACK" --input own.tar.gz --output own.tar.gz
 refused "--synthetic-binary notes.tar.gz exists and is not of the kind" notes.tar.gz \
   "$CIFAR_PACK" --synthetic-binary notes.tar.gz
+# The folder form: never over batches cifar_pack did not write (the real
+# CIFAR-10's, say); its own earlier layout is replaced, and said.
+mkdir -p real/cifar-10-batches-bin
+echo "real batch" >real/cifar-10-batches-bin/data_batch_1.bin
+refused "real/cifar-10-batches-bin holds 1 file(s) cifar_pack did not write (data_batch_1.bin" \
+  real/cifar-10-batches-bin/data_batch_1.bin "$CIFAR_PACK" --synthetic-binary real
+"$CIFAR_PACK" --synthetic-binary layout >/dev/null || fail "cifar_pack --synthetic-binary DIR failed"
+"$CIFAR_PACK" --synthetic-binary layout --seed 2 >layout.log || fail "cifar_pack --synthetic-binary DIR again failed"
+grep -q "replaced the earlier synthetic layout of cifar_pack in layout/cifar-10-batches-bin" layout.log ||
+  { cat layout.log; fail "no replace line for the folder form"; }
 # The checkpoint's record names the file, also without the checkpoint's name.
 cp "$checkpoint" ck/copy.pt
 cp "ck/.$(basename "$checkpoint").run" ck/.copy.pt.run

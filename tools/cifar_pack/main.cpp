@@ -93,9 +93,10 @@ int run(int argc, char** argv) {
   if (!synthetic_binary.empty()) {
     // An archive is one file, under the rules of every program's outputs;
     // a folder gets its own cifar-10-batches-bin inside.
-    std::string replaced;
-    if (is_binary_archive_name(synthetic_binary))
-      replaced = check_tool_output("cifar_pack", {"synthetic-binary", synthetic_binary}, kBinaryArchive, {});
+    const std::string replaced =
+        is_binary_archive_name(synthetic_binary)
+            ? check_tool_output("cifar_pack", {"synthetic-binary", synthetic_binary}, kBinaryArchive, {})
+            : check_binary_folder_output(synthetic_binary);
     write_cifar10_binary(make_synthetic_cifar(5 * schema::kRecordsPerBatch, schema::kRecordsPerBatch, seed),
                          synthetic_binary);
     std::printf("wrote synthetic CIFAR-10 binary layout to %s in %.2f s\n", synthetic_binary.c_str(), elapsed());
