@@ -55,6 +55,9 @@ cifar_check_restart_settings() {
     cifar_die "CIFAR_RESTART_BACKOFF must be a number of seconds (got '$CIFAR_RESTART_BACKOFF')"
   [[ $CIFAR_PROBE_TIMEOUT =~ ^[1-9][0-9]*$ ]] ||
     cifar_die "CIFAR_PROBE_TIMEOUT must be a whole number of seconds, at least 1 (got '$CIFAR_PROBE_TIMEOUT')"
+  CIFAR_STOP_HOLD=${CIFAR_STOP_HOLD:-30}
+  [[ $CIFAR_STOP_HOLD =~ ^[0-9]+$ ]] ||
+    cifar_die "CIFAR_STOP_HOLD must be a whole number of seconds (got '$CIFAR_STOP_HOLD')"
 }
 
 # cifar_backoff_seconds N: the wait before restart N (1, 2, ...): none before

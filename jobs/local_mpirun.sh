@@ -18,7 +18,7 @@
 #   --                    everything after goes to cifar_mpi
 # Environment: CIFAR_BUILD, CIFAR_CONFIG, CIFAR_DATA, CIFAR_EXTRA_ARGS,
 # CIFAR_MPIRUN_ARGS (see jobs/cifar_common.sh); CIFAR_MAX_RESTARTS,
-# CIFAR_RESTART_BACKOFF, CIFAR_PROBE_TIMEOUT (see jobs/cifar_restart.sh);
+# CIFAR_RESTART_BACKOFF, CIFAR_PROBE_TIMEOUT, CIFAR_STOP_HOLD (see jobs/cifar_restart.sh);
 # CIFAR_RUN_DIR defaults to a new folder per launch,
 # runs/local-<date>-<time>-<pid>, so that no launch continues or overwrites
 # another's run; a launch that leaves it empty (refused before training)

@@ -45,7 +45,7 @@
 # CIFAR_DATA, CIFAR_RUN_DIR (default <submit dir>/runs/<job name>_<job id>),
 # CIFAR_EXTRA_ARGS, CIFAR_LAUNCHER=srun|mpirun, CIFAR_MPIRUN_ARGS,
 # CIFAR_REQUEUE, CIFAR_MAX_REQUEUES, CIFAR_MAX_RESTARTS, CIFAR_RESTART_BACKOFF,
-# CIFAR_PROBE_TIMEOUT. Arguments go to cifar_mpi unchanged.
+# CIFAR_PROBE_TIMEOUT, CIFAR_STOP_HOLD. Arguments go to cifar_mpi unchanged.
 set -euo pipefail
 
 jobs_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)

@@ -134,6 +134,8 @@ CIFAR_RESTART_BACKOFF=soon
 launch bad_backoff 0
 CIFAR_RESTART_BACKOFF=0
 expect 2 0 'CIFAR_RESTART_BACKOFF must be a number of seconds \(got .soon.\)'
+CIFAR_STOP_HOLD=long launch bad_hold 0
+expect 2 0 'CIFAR_STOP_HOLD must be a whole number of seconds \(got .long.\)'
 
 # The user's options win over the script's own: each is given once.
 touch env.h5 user.h5
