@@ -99,6 +99,13 @@ if(CIFAR_TORCH_PYTHON)
       INTERFACE_LINK_LIBRARIES "${_wheel_cudart}"
       INTERFACE_INCLUDE_DIRECTORIES "${_wheel_cuda}")
     message(STATUS "CUDA ${CIFAR_TORCH_CUDA_VERSION} runtime from the wheels: ${_wheel_cudart}")
+    # The wheels' runtime and NCCL ahead of LD_LIBRARY_PATH: a site's
+    # `module load cuda/12.x` puts an older libcudart.so.12 or libnccl.so.2
+    # there, and the loader searches LD_LIBRARY_PATH before an executable's
+    # DT_RUNPATH (the linker's default) but after its DT_RPATH. The programs
+    # need both libraries directly, so they load from the wheels before any
+    # library that needs them (libtorch_cuda.so) looks for them.
+    add_link_options(LINKER:--disable-new-dtags)
   endif()
 endif()
 find_package(Torch REQUIRED)
