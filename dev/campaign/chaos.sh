@@ -38,10 +38,10 @@
 #   early   SIGTERM or SIGUSR1, the relaunch, and another SIGTERM or SIGUSR1
 #           0.05-1 s after the relaunch's start (before mpirun, while the
 #           ranks load or start MPI): exit 3 both times, then relaunched
-#   tools   the companion tools pointed at run files while the run trains:
-#           cifar_eval --json at the run's metrics and at the twin's model,
-#           cifar_pack --output at the twin's newest checkpoint; each must
-#           refuse (exit 2) and change nothing
+#   tools   the companion tools pointed at run files while the run holds
+#           them (paused meanwhile): cifar_eval --json at the run's metrics
+#           and at the twin's model, cifar_pack --output at the twin's newest
+#           checkpoint; each must refuse (exit 2) and change nothing
 #   hidden  SIGUSR1, then a relaunch with CUDA_VISIBLE_DEVICES set as on a
 #           node without GPUs (-1, NoDevFiles, or 0,1 where no driver
 #           answers): the run trains on the CPU as before, no node blamed
@@ -350,11 +350,16 @@ inject() {  # inject KIND; the run must be training. Returns 1 when the run ende
       launch "$np"
       ;;
     tools)
+      # The run (mpirun and its ranks) is paused meanwhile, as a slow node
+      # would pause it: the seconds the tools take cost the run no steps.
+      local newest pids
+      mapfile -t pids < <(run_processes)
+      ((${#pids[@]} == 0)) || kill -STOP "${pids[@]}" 2>/dev/null || true
       tool_refuses cifar_eval --weights "$twin_dir/model.pth" --data "$CIFAR_DATA" --json "$run_dir/metrics.jsonl"
       tool_refuses cifar_eval --weights "$twin_dir/model.pth" --data "$CIFAR_DATA" --json "$twin_dir/model.pth"
-      local newest
       newest=$(find "$twin_dir/checkpoints" -name 'ckpt-*.pt' | sort | tail -n 1)
       tool_refuses cifar_pack --synthetic 32 --test-count 16 --output "$newest"
+      ((${#pids[@]} == 0)) || kill -CONT "${pids[@]}" 2>/dev/null || true
       ;;
     hidden)
       hidden_values=(-1 NoDevFiles '0,1')
