@@ -52,6 +52,8 @@ default_presets=cpu
 read -r -a presets <<<"${CIFAR_PRESETS:-${CIFAR_PRESET:-$default_presets}}"
 werror=OFF
 [[ $all == 1 || -n ${CI:-} ]] && werror=ON
+# The CUDA presets' torch flavours (tools/setup_torch.sh) and their venvs.
+declare -A kFlavourOf=([cuda]=cuda13 [cuda12]=cuda12) kVenvOf=([cuda]=.venv-torch [cuda12]=.venv-torch-cuda12)
 setup_torch=0
 torch_flavours=()
 setup_sanitizers=0
@@ -60,8 +62,9 @@ for p in "${presets[@]}"; do
   [[ $p == cpu-debug ]] && setup_sanitizers=1
 done
 # cuda13 first, whatever the presets' order: the cpu preset's Python tests use it.
-((setup_torch)) && torch_flavours+=(cuda13)
-[[ " ${presets[*]} " == *" cuda12 "* ]] && torch_flavours+=(cuda12)
+for p in cuda cuda12; do
+  [[ " ${presets[*]} " == *" $p "* ]] && torch_flavours+=("${kFlavourOf[$p]}")
+done
 CIFAR_SETUP_TORCH=0 CIFAR_SETUP_SANITIZERS=$setup_sanitizers bash tools/setup.sh
 # The realdata test packs the real CIFAR-10 archive, named by CIFAR_REAL_DATA,
 # else found where the main job looks for it; without one it is left out, and
@@ -130,13 +133,15 @@ start_next_flavour
 # known), each preset's build folder, all but its Testing/ logs, is removed
 # once its tests have run, and a flavour's venv once no later preset uses it:
 # the run's disk peak is that of one preset, not of all four (docs/dev/ci.md).
-# prune PRESET LATER...: LATER are the presets still to run.
+# prune PRESET LATER...: LATER are the presets still to run; the cuda
+# flavour's venv also serves a later cpu run (its Python tests).
 prune() {
   [[ ${CIFAR_TEST_PRUNE:-0} == 1 ]] || return 0
   local preset=$1 later=" ${*:2} "
   find "build/$preset" -mindepth 1 -maxdepth 1 ! -name Testing -exec rm -rf {} +
-  [[ $preset == cuda && $later != *" cuda "* ]] && rm -rf .venv-torch
-  [[ $preset == cuda12 && $later != *" cuda12 "* ]] && rm -rf .venv-torch-cuda12
+  if [[ -n ${kVenvOf[$preset]:-} && $later != *" $preset "* ]] && [[ $preset != cuda || $later != *" cpu "* ]]; then
+    rm -rf "${kVenvOf[$preset]}"
+  fi
   echo "== test.sh: pruned build/$preset (CIFAR_TEST_PRUNE=1): $(disk_free) free"
 }
 
@@ -163,8 +168,7 @@ failed=()
 for index in "${!presets[@]}"; do
   preset=${presets[index]}
   echo "== test.sh: preset $preset ($(disk_free) free)"
-  [[ $preset == cuda ]] && need_flavour cuda13
-  [[ $preset == cuda12 ]] && need_flavour cuda12
+  [[ -z ${kFlavourOf[$preset]:-} ]] || need_flavour "${kFlavourOf[$preset]}"
   start_next_flavour
   t0=$SECONDS
   # CI's cpu run, like the CUDA and cpu-debug presets, runs each GoogleTest
@@ -227,9 +231,9 @@ for index in "${!presets[@]}"; do
   # The model files that the apt LibTorch writes, read by the current torch.load
   # of the wheel: the cpu build's Python tests that load them (the model file,
   # cifar_eval's recomputation) once more with the venv's python.
-  venv_py=$PWD/.venv-torch/bin/python
+  venv_py=$PWD/${kVenvOf[cuda]}/bin/python
   if [[ $preset == cpu && $setup_torch == 1 && $# -eq 0 ]]; then
-    need_flavour cuda13
+    need_flavour "${kFlavourOf[cuda]}"
     cmake --preset cpu "-DCIFAR_TEST_PYTHON=$venv_py" >/dev/null
     ctest --preset cpu -j 1 --timeout 600 -L python -R '^(model\.python_interop|e2e\.cifar_eval)$' ||
       failed+=("cpu (Python tests with $venv_py)")

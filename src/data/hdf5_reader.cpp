@@ -17,12 +17,6 @@
 namespace cifar {
 namespace {
 
-// The file's source is not known where a file is refused (its bytes are not
-// trusted): the advice names both kinds of source.
-constexpr const char* kRepackHint =
-    "repack it with `cifar_pack --input cifar-10-binary.tar.gz --output FILE.h5` (a synthetic file: the "
-    "`cifar_pack --synthetic` command that made it)";
-
 // "HDF5 file 'x.h5', dataset /train/images" -- the prefix of every message.
 std::string where(const std::string& path, const std::string& object = "") {
   std::string s = "HDF5 file '" + path + "'";
@@ -34,11 +28,16 @@ std::string where(const std::string& path, const std::string& object = "") {
   throw DataError(where(path, object) + ": " + what);
 }
 
-// The command that writes a new file in place of `path`.
+// The command that writes a new file in place of `path`. The file's source
+// is not known where a file is refused (its bytes are not trusted): the
+// advice names both kinds of source.
 std::string repack_command(const std::string& path) {
   return "`cifar_pack --input cifar-10-binary.tar.gz --output " + path +
          "` (a synthetic file: the `cifar_pack --synthetic` command that made it)";
 }
+
+// The advice where the message names the file already.
+const std::string kRepackHint = "repack it with " + repack_command("FILE.h5");
 
 // The checksum header (packed_header.hpp) is checked before HDF5 opens the
 // file, so HDF5 never parses a damaged byte. HDF5 1.10.8 does not survive
@@ -56,7 +55,7 @@ void check_packed_header(const std::string& path) {
   }
   // H5Fis_hdf5 only looks for HDF5's signature; HDF5 parses nothing more.
   const htri_t is_hdf5 = H5Fis_hdf5(path.c_str());
-  if (is_hdf5 == 0) fail(path, "", "not an HDF5 file; " + std::string(kRepackHint));
+  if (is_hdf5 == 0) fail(path, "", "not an HDF5 file; " + kRepackHint);
   H5_CHECK_DATA(is_hdf5, where(path) + ": cannot probe the file (truncated or unreadable?)");
   fail(path, "",
        "has no checksum header (it was packed by a cifar_pack older than the header, or written by another "

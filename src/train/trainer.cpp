@@ -48,7 +48,7 @@ Trainer::Trainer(const MpiEnvironment& env, const RunConfig& config)
       summary_(config.training.target_accuracy) {
   setup_start_ = Clock::now();
   last_eval_.accuracy = -1;  // no evaluation yet
-  end_job_on_failure([&] { set_up(env); }, [this] { return where(); }, [this] { outputs_.reset(); });
+  end_job_on_failure([&] { set_up(env); }, [this] { return where(); }, [this] { let_go_of_outputs(); });
   started_ = true;
 }
 
@@ -84,9 +84,10 @@ void Trainer::check_placement_and_outputs(const MpiEnvironment& env) {
   agree_on_startup(env.comm(), [&] {
     placement_ = place_rank(env.comm(), world_, config_.comm.backend, config_.runtime.device);
     check_device_settings(config_, placement_);
-    if (world_.rank == 0) outputs_.emplace(config_);
-    if (const std::string note = cpu_fallback_note(config_, placement_); world_.rank == 0 && !note.empty())
-      log::info(note);
+    if (world_.rank == 0) {
+      outputs_.emplace(config_);
+      if (const std::string note = cpu_fallback_note(config_, placement_); !note.empty()) log::info(note);
+    }
   });
   profile_ = StepProfile(config_.runtime.profile, placement_.device);
   // Reading the verdict every step would synchronise a GPU; on the CPU it is free.
@@ -201,9 +202,7 @@ void Trainer::announce() const {
 // ---- The run --------------------------------------------------------------
 
 int Trainer::train() {
-  // On a failure, rank 0's output locks go, and the folders it made while
-  // they are still empty (RunOutputs): a run refused at its start leaves none.
-  return end_job_on_failure([this] { return run(); }, [this] { return where(); }, [this] { outputs_.reset(); });
+  return end_job_on_failure([this] { return run(); }, [this] { return where(); }, [this] { let_go_of_outputs(); });
 }
 
 std::string Trainer::where() const {
@@ -261,9 +260,10 @@ bool Trainer::train_epoch() {
     ++position_.batch_in_epoch;
     if (!ends_step) continue;
     guard_.require_finite(/*synchronize=*/false);  // stops every rank alike when the step was not finite
-    const bool epoch_ends = position_.batch_in_epoch >= batches || plan_.finished(position_.step);
+    const bool run_ends = plan_.finished(position_.step);
+    const bool epoch_ends = run_ends || position_.batch_in_epoch >= batches;  // at_epoch_end follows
     if (checkpoints_->at_step_boundary(position_, epoch_.loss_sum, run_totals(), epoch_ends)) return false;
-    if (plan_.finished(position_.step)) break;
+    if (run_ends) break;
   }
   return true;
 }

@@ -106,7 +106,11 @@ class Trainer {
   // The run.
   int run();
   std::string where() const;  // "in epoch 2 at optimiser step 57", for a failure's report
-  bool train_epoch();         // false when preempted (the checkpoint is written)
+  // What a rank that fails alone gives up before the job ends: rank 0's
+  // output locks, and the folders it made while they are still empty
+  // (RunOutputs), so that a run refused at its start leaves none.
+  void let_go_of_outputs() { outputs_.reset(); }
+  bool train_epoch();  // false when preempted (the checkpoint is written)
   torch::Tensor train_step(const Batch& batch, bool ends_step);
   torch::Tensor forward_loss(const Batch& batch);
   void apply_update();

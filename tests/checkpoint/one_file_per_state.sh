@@ -9,14 +9,17 @@
 source "$(dirname "$0")/lib.sh"
 
 opts=("${quiet[@]}" --model convnet --optimizer sgd --batch-size 64 --checkpoint-every-steps 2 --keep-checkpoints 10)
-train 2 epochs.log "${opts[@]}" --epochs 2 --output epochs.pth --checkpoint-dir epochs
-files=$(find epochs -name 'ckpt-*.pt' -printf '%f\n' | sort | tr '\n' ' ')
-[[ $files == "ckpt-e0000-s000002.pt ckpt-e0001-s000004.pt ckpt-e0001-s000006.pt ckpt-e0002-s000008.pt " ]] ||
-  fail "two epochs of 4 steps, a checkpoint every 2: expected one file per state, got: $files"
-echo "2 epochs of 4 steps, --checkpoint-every-steps 2: $files"
-train 2 steps.log "${opts[@]}" --epochs 2 --max-steps 6 --output steps.pth --checkpoint-dir steps
-files=$(find steps -name 'ckpt-*.pt' -printf '%f\n' | sort | tr '\n' ' ')
-[[ $files == "ckpt-e0000-s000002.pt ckpt-e0001-s000004.pt ckpt-e0001-s000006.pt " ]] ||
-  fail "--max-steps 6 mid-epoch: expected one file per state, got: $files"
-echo "--max-steps 6, mid-epoch: $files"
+# expect_files NAME EXPECTED WHAT [options...]: a run into checkpoint folder
+# NAME leaves exactly the checkpoints EXPECTED.
+expect_files() {
+  local name=$1 expected=$2 what=$3 files
+  train 2 "$name.log" "${opts[@]}" "${@:4}" --output "$name.pth" --checkpoint-dir "$name"
+  files=$(find "$name" -name 'ckpt-*.pt' -printf '%f\n' | sort | tr '\n' ' ')
+  [[ $files == "$expected " ]] || fail "$what: expected one file per state, got: $files"
+  echo "$what: $files"
+}
+expect_files epochs "ckpt-e0000-s000002.pt ckpt-e0001-s000004.pt ckpt-e0001-s000006.pt ckpt-e0002-s000008.pt" \
+  "2 epochs of 4 steps, --checkpoint-every-steps 2" --epochs 2
+expect_files steps "ckpt-e0000-s000002.pt ckpt-e0001-s000004.pt ckpt-e0001-s000006.pt" \
+  "--max-steps 6, mid-epoch" --epochs 2 --max-steps 6
 echo PASS

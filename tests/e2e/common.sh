@@ -19,6 +19,9 @@ fail() {
   exit 1
 }
 
+# run_folder_of LOG: the run folder a jobs/local_mpirun.sh launch printed in LOG.
+run_folder_of() { sed -n 's/.*run folder \(.*\); to resume it.*/\1/p' "$1"; }
+
 # compare A B RTOL WHAT: compare_models A B --rtol RTOL, launched once (it
 # loads LibTorch): its last line shown, its exit code judged; fails with WHAT.
 compare() {

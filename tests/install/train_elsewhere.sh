@@ -42,6 +42,6 @@ CIFAR_DATA=$here/data/cifar10.h5 CIFAR_EXTRA_ARGS="--epochs 1 --max-steps 2 --ba
 expect train3.log "launch: mpirun -np 2 .* $PREFIX/bin/cifar_mpi --config $PREFIX/share/cifar_mpi/config/default.ini --data $here/data/cifar10.h5 "
 expect train3.log '^RESULT '
 # Each launch trains in its own run folder, runs/local-<date>-<time>-<pid>, which it prints.
-run_dir=$(sed -n 's/.*run folder \(.*\); to resume it.*/\1/p' train3.log)
+run_dir=$(run_folder_of train3.log)
 [[ $run_dir == "$PWD"/runs/local-* && -s $run_dir/model.pth ]] || fail "no model.pth in the launch's run folder '$run_dir'"
 echo "PASS: the installed cifar_mpi trained from $here, from $WORK/other (CIFAR_DATA) and through its job script"

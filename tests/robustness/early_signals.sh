@@ -33,7 +33,7 @@ finish() {
   rc=0
   wait "$launcher" || rc=$?
   launcher=
-  dir=$(sed -n 's/.*run folder \(.*\); to resume it.*/\1/p' "$1")
+  dir=$(run_folder_of "$1")
   if [[ -n $dir ]] && pgrep -f -- "--output $dir/" >/dev/null; then
     cat "$1"
     fail "ranks of $dir are still running after the launcher ended"

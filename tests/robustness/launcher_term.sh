@@ -32,8 +32,6 @@ start_launcher() {
     sleep 0.1
   done
 }
-# run_folder_of LOG: the run folder the launch printed.
-run_folder_of() { sed -n 's/.*run folder \(.*\); to resume it.*/\1/p' "$1"; }
 # stop_launcher SIGNAL LOG: sends SIGNAL to the launcher, which must exit 3
 # after saying it asked the ranks to checkpoint and stop.
 stop_launcher() {
