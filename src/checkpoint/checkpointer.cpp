@@ -109,7 +109,7 @@ Resumption Checkpointer::resume(const RunPlan& plan) {
   agree_on(control_, [&] {
     if (control_.rank() != 0) return;
     path = choose_resume_path(config_);
-    if (!path.empty()) require_sound_owner_record(path);  // its totals are carried on
+    if (!path.empty()) require_sound_owner_record(path);  // an older version's carries the run's totals
     check_folder_belongs_to_this_run(path);
   });
   path = broadcast_string(control_, path);
@@ -126,6 +126,7 @@ Resumption Checkpointer::resume(const RunPlan& plan) {
   resumption.path = path;
   resumption.run = run_;
   continue_from(*checkpoint, resumption);
+  if (checkpoint->totals) resumption.totals = *checkpoint->totals;  // else an older file's, from its record
   if (control_.rank() == 0) {
     const auto& p = checkpoint->position;
     log::info(strprintf("resumed from checkpoint %s: epoch %d, %ld batch(es) of it done, step %ld", path.c_str(),
@@ -191,7 +192,8 @@ std::string new_run_id(const RunIdentity& run, const std::string& checkpoint_dir
 // The run's id: the resumed checkpoint's, as its owner record proves it;
 // for a fresh start, or a checkpoint without a record (written before
 // records existed, or copied without it), the id of a run starting in this
-// folder. Rank 0 reads the record and every rank gets the same totals.
+// folder. Rank 0 reads the record and every rank gets the same id (and an
+// older version's totals, which its record carried).
 // A --resume PATH without --checkpoint-dir continues that run too (its id,
 // when the record proves it); a fresh run without one has no id.
 std::string run_id_of(const std::optional<OwnerRecord>& record, const CheckpointConfig& config,
@@ -236,34 +238,25 @@ void Checkpointer::adopt_run_id(const std::string& path, Resumption& resumption)
 
 // Every rank alike, before any checkpoint: a diverged run (or one whose
 // parameters overflowed) writes nothing.
-void Checkpointer::save(const TrainingPosition& position, double loss_sum, double loss_count, RunTotals totals) {
+void Checkpointer::save(const TrainingPosition& position, double loss_sum, double loss_count, const RunTotals& totals) {
   const std::string path = paths::join(config_.dir, checkpoint_file_name(position));
-  // This exact state is on disk already (a step checkpoint at the epoch's
-  // end): only its record is brought up to date (the epoch's time, a target
-  // reached, a row written).
-  const bool on_disk = path == last_written_;
-  if (!on_disk) guard_.require_finite_state(state_.model, position.step);  // a diverged run writes nothing
+  // Written again when this exact state is on disk already (a step
+  // checkpoint at the epoch's end): its totals have moved on (the epoch's
+  // time, a target reached, a row written).
+  guard_.require_finite_state(state_.model, position.step);  // a diverged run writes nothing
   agree_on(control_, [&] {
     if (control_.rank() != 0) return;  // every rank holds the same state; the others wait here
-    if (on_disk) {
-      if (auto record = checkpoint_record_of(path, run_id_)) {
-        record->totals = totals;
-        write_owner_record(owner_record_path(path), *record);
-      }
-      return;
-    }
     // A folder that cannot be made is reported by the write below, with the file's name.
     paths::create_directories(config_.dir);
     // A job killed between an earlier write and its pruning left one
     // checkpoint too many: pruned first, so that a folder with room for
     // --keep-checkpoints + 1 files always takes the next one.
     prune_checkpoints(config_.dir, config_.keep, run_id_);
-    const auto bytes = encode_checkpoint(capture_checkpoint(run_, position, loss_sum, loss_count, state_));
+    const auto bytes = encode_checkpoint(capture_checkpoint(run_, position, loss_sum, loss_count, state_, totals));
     // The record first: a checkpoint under its final name is always proven
     // this run's (a crash in between leaves a record without its file).
     OwnerRecord record = owner_record(run_id_, "checkpoint", config_.dir);
     record.size = static_cast<int64_t>(bytes.size());
-    record.totals = totals;
     write_owner_record(owner_record_path(path), record);
     write_recorded_file(path, [&] { write_file_atomically(path, bytes); });
     const size_t others = prune_checkpoints(config_.dir, config_.keep, run_id_);

@@ -61,7 +61,7 @@ struct Resumption {
   double lr_scale = 1;        // the factor on --lr: the run's global batch over --lr's (elastic per-rank)
   std::string run_id;         // the owner records' run id ("" without --checkpoint-dir)
   std::string run_folder;     // where the run's checkpoints are, as its records name it
-  RunTotals totals;           // what the run had done, as the checkpoint's owner record says
+  RunTotals totals;           // what the run had done, as its checkpoint (or an older one's record) says
   double epoch_loss_sum = 0;  // the resumed epoch's loss sum and count, over all ranks
   double epoch_loss_count = 0;
   long skipped_steps = 0;  // --on-nonfinite skip
@@ -93,7 +93,7 @@ class Checkpointer {
   // At every optimiser-step boundary (collective): writes a checkpoint when
   // --checkpoint-every-steps is due or a preemption signal reached any rank.
   // `epoch_loss` is this rank's [sum, count] of the epoch so far; `totals`
-  // what the run has done, for the owner record. `epoch_ends`: the step is
+  // what the run has done, which the checkpoint holds. `epoch_ends`: the step is
   // its epoch's last or the run's (at_epoch_end follows): a checkpoint due by
   // steps is then left to at_epoch_end, so that one state is one file.
   // Returns the preemption signal when the run must stop (exit code 3).
@@ -109,7 +109,7 @@ class Checkpointer {
 
  private:
   bool due_by_steps(const TrainingPosition& position) const;  // --checkpoint-every-steps
-  void save(const TrainingPosition& position, double loss_sum, double loss_count, RunTotals totals);
+  void save(const TrainingPosition& position, double loss_sum, double loss_count, const RunTotals& totals);
   void adopt_run_id(const std::string& path, Resumption& resumption);
   void check_folder_belongs_to_this_run(const std::string& resume_path) const;
   void continue_from(const Checkpoint& checkpoint, Resumption& resumption) const;

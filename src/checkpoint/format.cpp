@@ -78,6 +78,32 @@ void from_value(const c10::IValue& v, std::vector<std::string>& out) {
   for (const auto& line : v.toListRef())
     if (line.isString()) out.push_back(line.toStringRef());
 }
+// The run's totals as a dict of their numbers by name (run_totals.hpp).
+c10::IValue to_value(const std::optional<RunTotals>& totals) {
+  if (!totals) throw std::logic_error("a checkpoint is written with the run's totals");
+  c10::impl::GenericDict d(c10::StringType::get(), c10::FloatType::get());
+  for (const TotalsNumber& n : totals_numbers()) d.insert(std::string(n.limits.key), n.get(*totals));
+  return d;
+}
+// Each number present, of its type and within the limits of its meaning, or
+// TotalsProblem naming it: a damaged file never reaches the RESULT line.
+struct TotalsProblem : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+void from_value(const c10::IValue& v, std::optional<RunTotals>& out) {
+  const c10::impl::GenericDict d = v.toGenericDict();
+  RunTotals totals;
+  for (const TotalsNumber& n : totals_numbers()) {
+    const auto it = d.find(c10::IValue(std::string(n.limits.key)));
+    if (it == d.end() || !it->value().isDouble())
+      throw TotalsProblem(std::string("has no number '") + n.limits.key + "' in its run_totals");
+    const double x = it->value().toDouble();
+    const std::string problem = number_problem(n.limits, x, strprintf("%g", x));
+    if (!problem.empty()) throw TotalsProblem(problem + " in its run_totals");
+    n.set(totals, x);
+  }
+  out = totals;
+}
 
 template <typename T>
 constexpr Kind kind_of() {
@@ -159,6 +185,7 @@ const std::vector<Key>& key_table() {
       part(LossScaler::kCleanStepsKey, Kind::Integer),
       part(Lookahead::kAverageKey, Kind::TensorList, 1, kOptional),  // --lookahead-every only
       record<&C::skipped_steps>("skipped_steps", 1, kOptional),      // added within version 1
+      record<&C::totals>("run_totals", 4),
   };
   return keys;
 }
@@ -373,8 +400,15 @@ Checkpoint read_checkpoint(const std::string& path) {
     if (key.holder == Holder::Header || key.since > version) continue;
     const c10::IValue* value = entry(dict, key, path);
     if (!value) continue;
-    if (key.holder == Holder::Record) key.set(c, *value);
-    else c.parts.insert(std::string(key.name), *value);
+    if (key.holder != Holder::Record) {
+      c.parts.insert(std::string(key.name), *value);
+      continue;
+    }
+    try {
+      key.set(c, *value);
+    } catch (const TotalsProblem& e) {
+      throw unusable_checkpoint(path, std::string(" ") + e.what() + " (a damaged file)");
+    }
   }
   check_step_shape(c.run, path);
   complete_epoch_order(version, path, c);

@@ -2,17 +2,19 @@
 // declared once, in format.cpp's key table (name, type, the format version
 // that added it), which both encode_checkpoint and read_checkpoint walk.
 // The file's contents: the writing run's record, the position, the partial
-// epoch's loss sums, the model's state dict and the entries of the stateful
+// epoch's loss sums, the run's totals, the model's state dict and the entries of the stateful
 // parts (optimiser, loss scaler, lookahead, generators: util/stateful.hpp).
 // See docs/checkpoint.md for every key.
 #pragma once
 
 #include <torch/torch.h>
 
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "data/training_position.hpp"
+#include "step/run_totals.hpp"
 #include "util/stateful.hpp"
 
 namespace cifar {
@@ -21,9 +23,11 @@ namespace cifar {
 // sampler ordered the epoch (resuming at another world size); version 3 the
 // per-rank batch of the run that began the epoch, the origin of the batch
 // count, the global batch --lr is for and whether the step shape changed
-// (resuming with another global micro-batch or accumulation). Versions 1 and
-// 2 are still read (what they lack follows from the rest there).
-inline constexpr int64_t kCheckpointFormatVersion = 3;
+// (resuming with another global micro-batch or accumulation); version 4 the
+// run's totals, which the owner record beside the file carried before.
+// Versions 1 to 3 are still read (what they lack follows from the rest there,
+// the totals from their owner record).
+inline constexpr int64_t kCheckpointFormatVersion = 4;
 
 // What a checkpoint records of the run that wrote it: the stored part of a
 // run's identity (RunIdentity, resume.hpp, adds what is compared but not stored).
@@ -58,6 +62,8 @@ struct Checkpoint {
   double epoch_loss_count = 0;
   c10::IValue model_state;  // the model's state dict (name -> CPU tensor)
   long skipped_steps = 0;   // --on-nonfinite skip
+  // What the run had done (from format version 4; none in older files).
+  std::optional<RunTotals> totals;
   // The stateful parts' entries by key (read: checked, of the declared types).
   StateDict parts = make_state_dict();
 };

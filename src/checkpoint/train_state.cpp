@@ -25,7 +25,7 @@ void for_each_part(const TrainState& state, F&& f) {
 }  // namespace
 
 Checkpoint capture_checkpoint(const StoredRunIdentity& run, const TrainingPosition& position, double epoch_loss_sum,
-                              double epoch_loss_count, const TrainState& state) {
+                              double epoch_loss_count, const TrainState& state, const RunTotals& totals) {
   Checkpoint c;
   c.run = run;
   c.position = position;
@@ -38,6 +38,7 @@ Checkpoint capture_checkpoint(const StoredRunIdentity& run, const TrainingPositi
   c.model_state = c10::IValue(cpu_state_dict(state.model));
   for_each_part(state, [&](Stateful& part) { part.save_state(c.parts); });
   c.skipped_steps = state.skipped_steps ? *state.skipped_steps : 0;
+  c.totals = totals;
   return c;
 }
 

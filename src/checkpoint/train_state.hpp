@@ -28,9 +28,9 @@ struct TrainState {
   const long* skipped_steps = nullptr;  // the divergence guard's count, when there is one
 };
 
-// The state of a run, ready to write. Call on the writing rank only.
+// The state of a run and its `totals`, ready to write. Call on the writing rank only.
 Checkpoint capture_checkpoint(const StoredRunIdentity& run, const TrainingPosition& position, double epoch_loss_sum,
-                              double epoch_loss_count, const TrainState& state);
+                              double epoch_loss_count, const TrainState& state, const RunTotals& totals = {});
 // Loads the model and each stateful part, in the order they were saved; a
 // part that does not fit is a CheckpointError naming `path`.
 void restore_checkpoint(const Checkpoint& checkpoint, const std::string& path, TrainState& state);

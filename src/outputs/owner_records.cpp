@@ -79,39 +79,18 @@ std::string owner_record_problem(const std::string& record_path) { return examin
 
 namespace {
 
-// A record's number: what it means, and the values that mean something.
-struct NumberKey {
-  const char* key;
-  const char* meaning;
-  double low, high;  // the range, both included
-  double none;       // the value written for "not yet" (-1), also allowed; NaN when there is none
-};
+// A checkpoint's size in bytes (up to 1 PiB); the totals' numbers are RunTotals'.
+constexpr NumberLimits kSize = {"size", "a file size in bytes", 0, 1125899906842624.0, -1};
 
-// Times up to 1e9 s (about 31 years), images up to 1e15, sizes up to 1 PiB.
-constexpr double kNoSentinel = std::numeric_limits<double>::quiet_NaN();
-constexpr NumberKey kNumberKeys[] = {
-    {"size", "a file size in bytes", 0, 1125899906842624.0, -1},
-    {"train-seconds", "a time in seconds", 0, 1e9, kNoSentinel},
-    {"eval-seconds", "a time in seconds", 0, 1e9, kNoSentinel},
-    {"images", "a count of images", 0, 1e15, kNoSentinel},
-    {"test-accuracy", "an accuracy", 0, 1, -1},
-    {"partial-epoch-row", "a flag", 0, 1, kNoSentinel},
-    {"target", "an accuracy", 0, 1, kNoSentinel},
-    {"target-accuracy", "an accuracy", 0, 1, -1},
-    {"time-to-target", "a time in seconds", 0, 1e9, -1},
-    {"target-epochs", "a count of epochs", 0, 2147483647.0, kNoSentinel},
-};
-
-// The number `text` of `key`, or why it is not one that key can hold.
-std::optional<double> read_number(const NumberKey& k, const std::string& text, std::string* problem) {
+// The number `text` of `limits.key`, or why it is not one that key can hold.
+std::optional<double> read_number(const NumberLimits& limits, const std::string& text, std::string* problem) {
   char* end = nullptr;
   errno = 0;
-  const double x = text.empty() ? 0 : std::strtod(text.c_str(), &end);
+  const double x = text.empty() ? std::nan("") : std::strtod(text.c_str(), &end);
   const bool reads = !text.empty() && end == text.c_str() + text.size() && errno != ERANGE;
-  if (reads && std::isfinite(x) && (x == k.none || (x >= k.low && x <= k.high))) return x;
-  if (problem)
-    *problem = strprintf("holds %s %s, which is not %s (finite, from %g to %g%s)", k.key, text.c_str(), k.meaning,
-                         k.low, k.high, std::isnan(k.none) ? "" : strprintf(", or %g", k.none).c_str());
+  const std::string why = number_problem(limits, reads ? x : std::nan(""), text);
+  if (why.empty()) return x;
+  if (problem) *problem = why;
   return std::nullopt;
 }
 
@@ -133,25 +112,18 @@ std::optional<OwnerRecord> parse_owner_record(const std::string& text, std::stri
   if (r.run.empty() || r.kind.empty()) return std::nullopt;
   // Every number is checked against the limits of its meaning before it is
   // used: a hand-edited or damaged record never reaches the RESULT line.
-  std::map<std::string, double> n;
-  for (const NumberKey& k : kNumberKeys) {
-    if (!v.count(k.key)) continue;
-    const auto x = read_number(k, v[k.key], problem);
+  auto read = [&](const NumberLimits& limits, double fallback) -> std::optional<double> {
+    const auto it = v.find(limits.key);
+    return it == v.end() ? fallback : read_number(limits, it->second, problem);
+  };
+  const auto size = read(kSize, -1);
+  if (!size) return std::nullopt;
+  r.size = static_cast<int64_t>(*size);
+  for (const TotalsNumber& n : totals_numbers()) {  // an older version's record of a checkpoint
+    const auto x = read(n.limits, n.get(RunTotals{}));
     if (!x) return std::nullopt;
-    n[k.key] = *x;
+    n.set(r.totals, *x);
   }
-  auto number = [&](const char* key, double fallback) { return n.count(key) ? n[key] : fallback; };
-  r.size = static_cast<int64_t>(number("size", -1));
-  RunTotals& t = r.totals;
-  t.train_seconds = number("train-seconds", 0);
-  t.eval_seconds = number("eval-seconds", 0);
-  t.images = static_cast<int64_t>(number("images", 0));
-  t.test_accuracy = number("test-accuracy", -1);
-  t.partial_epoch_row = number("partial-epoch-row", 0) != 0;
-  t.target = number("target", 0);
-  t.target_accuracy = number("target-accuracy", -1);
-  t.time_to_target = number("time-to-target", -1);
-  t.target_epochs = static_cast<int>(number("target-epochs", 0));
   return r;
 }
 
@@ -160,9 +132,8 @@ void require_sound_owner_record(const std::string& path) {
   const RecordRead read = examine_owner_record(record);
   if (read.damaged)
     throw CheckpointError("owner record " + record + " of " + path + " " + read.problem +
-                          ": the record is damaged or was edited, and its totals would be carried into this run; "
-                          "restore it, or delete it to continue from " +
-                          path + " as a checkpoint without a record (its totals start from zero)");
+                          ": the record is damaged or was edited; restore it, or delete it to continue from " + path +
+                          " as a checkpoint without a record");
 }
 
 void write_owner_record(const std::string& record_path, const OwnerRecord& r) {
@@ -171,19 +142,9 @@ void write_owner_record(const std::string& record_path, const OwnerRecord& r) {
 }
 
 std::string owner_record_text(const OwnerRecord& r) {
-  const RunTotals& t = r.totals;
   std::string text =
       std::string(kHeader) + "\nrun " + r.run + "\nkind " + r.kind + "\ncheckpoint-dir " + r.checkpoint_dir + "\n";
-  if (r.kind == "checkpoint") {
-    text += strprintf(
-        "size %lld\ntrain-seconds %.17g\neval-seconds %.17g\nimages %lld\ntest-accuracy %.17g\n"
-        "partial-epoch-row %d\n",
-        static_cast<long long>(r.size), t.train_seconds, t.eval_seconds, static_cast<long long>(t.images),
-        t.test_accuracy, t.partial_epoch_row ? 1 : 0);
-    if (t.reached_target())
-      text += strprintf("target %.17g\ntarget-accuracy %.17g\ntime-to-target %.17g\ntarget-epochs %d\n", t.target,
-                        t.target_accuracy, t.time_to_target, t.target_epochs);
-  }
+  if (r.kind == "checkpoint") text += strprintf("size %lld\n", static_cast<long long>(r.size));
   return text;
 }
 

@@ -10,7 +10,6 @@
 //   kind checkpoint                 (model, metrics, tensorboard)
 //   checkpoint-dir /abs/path/ckpt   (where the owner run's checkpoints are)
 //   size 1234567                    (checkpoints: the file's size)
-//   ... the run's totals when the checkpoint was written (RunTotals)
 //
 // The id is made when the run starts, from the checkpoint folder's absolute
 // path, the options that define the run and the training data, so a job
@@ -28,29 +27,18 @@
 #include <string>
 
 #include "config/run_config.hpp"
+#include "step/run_totals.hpp"
 
 namespace cifar {
-
-// What a run has done by the time a checkpoint is written, carried across
-// resumes so that the RESULT line and TIME_TO_TARGET count every segment.
-struct RunTotals {
-  double train_seconds = 0;
-  double eval_seconds = 0;
-  int64_t images = 0;              // trained, all ranks
-  double test_accuracy = -1;       // the last evaluation's, -1 before one
-  bool partial_epoch_row = false;  // a metrics row for the unfinished epoch was written at this step
-  // --target-accuracy reached (the run's end): the TIME_TO_TARGET figures.
-  double target = 0, target_accuracy = -1, time_to_target = -1;
-  int target_epochs = 0;
-  bool reached_target() const { return time_to_target >= 0; }
-};
 
 struct OwnerRecord {
   std::string run;             // the run id
   std::string kind;            // "checkpoint", "model", "metrics", "tensorboard"
   std::string checkpoint_dir;  // absolute: where the owner run's checkpoints are
   int64_t size = -1;           // a checkpoint's size in bytes
-  RunTotals totals;            // checkpoints
+  // The run's totals, which the records of checkpoints of format 3 and
+  // before carried (those checkpoints do not hold them); read, never written.
+  RunTotals totals;
 };
 
 // ".NAME.run" beside the output file `path`.
@@ -82,8 +70,9 @@ std::optional<OwnerRecord> read_owner_record(const std::string& record_path);
 // seconds (finite, from 0 to 1e+09)").
 std::string owner_record_text(const OwnerRecord& record);
 std::optional<OwnerRecord> parse_owner_record(const std::string& text, std::string* problem = nullptr);
-// Before a run continues checkpoint `path` and carries its record's totals:
-// a record of ours with a number out of range is refused (CheckpointError,
+// Before a run continues checkpoint `path` (whose record of an older version
+// may carry the run's totals): a record of ours with a number out of range is
+// refused (CheckpointError,
 // exit code 6, naming the record, the key and the value). An absent record,
 // or a file that is no record at all, is left to the callers as before.
 void require_sound_owner_record(const std::string& path);

@@ -1,5 +1,5 @@
 // The run's figures over all its segments and its closing lines. A resumed
-// run carries on what its checkpoint's owner record says (RunTotals), so that
+// run carries on the totals its checkpoint holds (step/run_totals.hpp), so that
 // the RESULT line, the metrics' train_eval_seconds and TIME_TO_TARGET count
 // every segment; each checkpoint records them again.
 #pragma once
@@ -7,8 +7,8 @@
 #include <cstdint>
 #include <string>
 
-#include "outputs/owner_records.hpp"
 #include "report/metrics.hpp"
+#include "step/run_totals.hpp"
 
 namespace cifar {
 

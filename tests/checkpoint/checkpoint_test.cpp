@@ -7,6 +7,7 @@
 #include <torch/csrc/jit/serialization/pickle.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <fstream>
 #include <functional>
@@ -302,6 +303,32 @@ TEST(CheckpointFile, AnOptimiserSourceLineTorchDoesNotWriteIsRefused) {
                 "--resume none"});
 }
 
+// The run's totals travel inside the checkpoint (a copy without its owner
+// record keeps them), and a damaged one is refused naming the number.
+TEST(CheckpointFile, HoldsTheRunsTotalsAndRefusesDamagedOnes) {
+  torch::manual_seed(1);
+  Trained a;
+  LossScaler no_scaling(false);
+  // Seconds trained and evaluated, images, accuracy, a partial row; a target reached: its figures.
+  const RunTotals totals{12.25, 1.5, 4096, 0.625, true, 0.6, 0.625, 13.75, 3};
+  Checkpoint saved = capture_checkpoint(run_identity(sgd_config(), 2, 300, kData), {1, 0, 10}, 0, 0,
+                                        TrainState{*a.model, a.optimizer, no_scaling, torch::kCPU}, totals);
+  TempDir dir;
+  const std::string path = dir.file("ckpt-e0001-s000010.pt");
+  write_file_atomically(path, encode_checkpoint(saved));
+  const Checkpoint read = read_checkpoint(path);
+  ASSERT_TRUE(read.totals.has_value());
+  for (const TotalsNumber& n : totals_numbers()) EXPECT_EQ(n.get(*read.totals), n.get(totals)) << n.limits.key;
+
+  for (const auto& [damage, words] : std::vector<std::pair<double, std::string>>{
+           {-1e9, "holds train-seconds -1e+09, which is not a time in seconds"},
+           {std::nan(""), "holds train-seconds nan, which is not a time in seconds"}}) {
+    saved.totals->train_seconds = damage;
+    write_file_atomically(path, encode_checkpoint(saved));
+    expect_error([&] { read_checkpoint(path); }, {path, words, "in its run_totals (a damaged file)"});
+  }
+}
+
 TEST(CheckpointFile, BadFilesAndMismatchedRunsNameTheFileAndTheFix) {
   torch::manual_seed(1);
   Trained a;
@@ -591,11 +618,11 @@ TEST(CheckpointFile, Version1FilesAreReadWithTheirOwnOrderAndNewerOnesRefusedNam
   EXPECT_EQ(two.run.lr_global_batch, 16);
   EXPECT_FALSE(two.run.reshaped);
 
-  const std::string v4 = dir.file("v4.pt");
-  write_file_atomically(v4, rewritten(bytes, [](c10::impl::GenericDict& d) {
-                          d.insert_or_assign(std::string("format_version"), int64_t{4});
+  const std::string newer = dir.file("v5.pt");
+  write_file_atomically(newer, rewritten(bytes, [](c10::impl::GenericDict& d) {
+                          d.insert_or_assign(std::string("format_version"), int64_t{5});
                         }));
-  expect_error([&] { read_checkpoint(v4); }, {v4, "format version 4", "reads versions 1 to 3"});
+  expect_error([&] { read_checkpoint(newer); }, {newer, "format version 5", "reads versions 1 to 4"});
   const std::string moved = dir.file("moved.pt");
   write_file_atomically(moved, rewritten(bytes, [](c10::impl::GenericDict& d) {
                           d.insert_or_assign(std::string("global_position"), int64_t{47});

@@ -55,13 +55,16 @@ TEST_F(OwnerRecords, OnlyAnAbsentFileOrARecordOfOursServes) {
 // No number of a record is used before it is checked against the limits of
 // its meaning: one out of them (negative or huge times, NaN, infinity, an
 // accuracy above 1, trailing garbage) makes it no record, and the problem
-// names the key and its value.
+// names the key and its value. A record holds a checkpoint's size; the
+// totals are those an older version's record of a checkpoint carried (read,
+// never written: the checkpoint holds them now).
 TEST_F(OwnerRecords, ANumberOutsideTheLimitsOfItsMeaningIsNoRecord) {
   OwnerRecord r = owner_record("run-a", "checkpoint", root_);
   r.size = 1234;
   r.totals.train_seconds = 12.5;
   r.totals.test_accuracy = 0.5;
   const std::string sound = owner_record_text(r);
+  EXPECT_EQ(sound, "cifar_mpi output\nrun run-a\nkind checkpoint\ncheckpoint-dir " + root_ + "\nsize 1234\n");
   ASSERT_TRUE(parse_owner_record(sound));
   auto with = [&](const std::string& key, const std::string& value) {
     std::string text = sound;
