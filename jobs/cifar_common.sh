@@ -5,7 +5,8 @@
 # environment of the ranks, the program's command line and the mpirun command.
 # Sourced by jobs/run_cifar.sh (Slurm) and jobs/local_mpirun.sh (no Slurm).
 # Restarting after a failure (CIFAR_MAX_RESTARTS, CIFAR_RESTART_BACKOFF,
-# CIFAR_PROBE_TIMEOUT) is in jobs/cifar_restart.sh, sourced at the end.
+# CIFAR_PROBE_TIMEOUT) is in jobs/cifar_restart.sh, and the container
+# runtimes are in jobs/cifar_runtimes.sh, both sourced at the end.
 #
 #   CIFAR_BUILD       folder holding cifar_mpi   (default: <repo>/build/cuda, cuda12, else cpu;
 #                     installed: <prefix>/bin, for these scripts in <prefix>/share/cifar_mpi/jobs)
@@ -15,7 +16,7 @@
 #   CIFAR_EXTRA_ARGS  more cifar_mpi options, split on spaces (e.g. "--epochs 30 --batch-size 128");
 #                     options that need quoting go after the script's name on its command line.
 #   CIFAR_CONTAINER   container mode: each rank runs the image's cifar_mpi (cifar_container_resolve)
-#   CIFAR_CONTAINER_RUNTIME  charliecloud | apptainer | pyxis | podman (default: from CIFAR_CONTAINER)
+#   CIFAR_CONTAINER_RUNTIME  one of jobs/cifar_runtimes.sh's (default: from CIFAR_CONTAINER)
 #   CIFAR_CONTAINER_MOUNTS   more host folders the ranks need, comma-separated
 # The options set here (--config, --data, --output, --metrics, --checkpoint-dir,
 # --resume) are defaults: one given in CIFAR_EXTRA_ARGS or on the command line
@@ -63,56 +64,36 @@ cifar_resolve_paths() {
 
 # cifar_container_resolve: container mode (CIFAR_CONTAINER set). The host's
 # srun or mpirun starts one container per rank; CIFAR_BIN becomes the per-rank
-# wrapper jobs/cifar_container.sh (pyxis: the image's cifar_mpi, with
-# CIFAR_CONTAINER_SRUN holding srun's container options). The run folder and
-# the folders of the data and config are bound at their own paths. Checks,
-# before any launch, the runtime, the image, and that the host's launcher and
-# the image's MPI fit (cifar_container_check_mpi).
+# wrapper jobs/cifar_container.sh, or for a runtime that srun starts itself
+# (pyxis) the image's cifar_mpi, with CIFAR_CONTAINER_SRUN holding srun's
+# container options. The run folder and the folders of the data and config
+# are bound at their own paths. Checks, before any launch, the runtime, the
+# image, and that the host's launcher and the image's MPI fit
+# (cifar_container_check_mpi). The runtimes: jobs/cifar_runtimes.sh.
 cifar_container_resolve() {
-  local runtime=${CIFAR_CONTAINER_RUNTIME:-} image=$CIFAR_CONTAINER binds launcher=${CIFAR_LAUNCHER:-srun}
+  local runtime=${CIFAR_CONTAINER_RUNTIME:-} image=$CIFAR_CONTAINER binds launcher=${CIFAR_LAUNCHER:-srun} name
   [[ -n ${SLURM_JOB_ID:-} ]] || launcher=mpirun
   if [[ -z $runtime ]]; then
-    case $image in
-      *.sif) runtime=apptainer ;;
-      *.sqsh | docker://* | *'#'*) runtime=pyxis ;;
-      *) if [[ -d $image ]]; then runtime=charliecloud; else runtime=podman; fi ;;
-    esac
+    for name in "${CIFAR_RUNTIMES[@]}"; do
+      if "cifar_runtime_${name}_claims" "$image"; then
+        runtime=$name
+        break
+      fi
+    done
   fi
-  case $runtime in
-    charliecloud)
-      command -v ch-run >/dev/null || cifar_die "CIFAR_CONTAINER_RUNTIME=charliecloud: no ch-run on PATH (module load charliecloud?)"
-      [[ -x $image/opt/cifar_mpi/bin/cifar_mpi ]] ||
-        cifar_die "CIFAR_CONTAINER=$image is no Charliecloud directory image of cifar_mpi (make one: tools/build_image.sh cpu --export charliecloud)"
-      ;;
-    apptainer)
-      command -v apptainer >/dev/null || command -v singularity >/dev/null ||
-        cifar_die "CIFAR_CONTAINER_RUNTIME=apptainer: neither apptainer nor singularity on PATH"
-      command -v apptainer >/dev/null || runtime=singularity
-      [[ -r $image ]] || cifar_die "CIFAR_CONTAINER=$image: no such .sif file (apptainer build cifar.sif docker-archive://cifar_mpi-cpu.docker.tar)"
-      ;;
-    podman)
-      command -v podman >/dev/null || cifar_die "CIFAR_CONTAINER_RUNTIME=podman: no podman on PATH"
-      podman image exists "$image" || cifar_die "CIFAR_CONTAINER=$image: podman has no such image (podman load -i cifar_mpi-cpu.docker.tar)"
-      ;;
-    pyxis)
-      [[ $launcher == srun ]] || cifar_die "CIFAR_CONTAINER_RUNTIME=pyxis starts containers through srun: unset CIFAR_LAUNCHER or set it to srun"
-      [[ $(srun --help 2>&1) == *--container-image* ]] ||
-        cifar_die "CIFAR_CONTAINER_RUNTIME=pyxis: this srun has no --container-image (the Pyxis plugin is not installed here)"
-      ;;
-    *) cifar_die "CIFAR_CONTAINER_RUNTIME=$runtime: use charliecloud, apptainer, pyxis or podman" ;;
-  esac
+  declare -F "cifar_runtime_${runtime}_check" >/dev/null ||
+    cifar_die "CIFAR_CONTAINER_RUNTIME=$runtime: use $(cifar_runtimes_with check)"
+  CIFAR_RUNTIME_USED=$runtime
+  "cifar_runtime_${runtime}_check" "$image" "$launcher"
+  runtime=$CIFAR_RUNTIME_USED
   binds=$CIFAR_RUN_DIR
   [[ -z $CIFAR_DATA ]] || binds+=,$(cd "$(dirname "$CIFAR_DATA")" && pwd)
   [[ -z $CIFAR_CONFIG ]] || binds+=,$(cd "$(dirname "$CIFAR_CONFIG")" && pwd)
   [[ -z ${CIFAR_CONTAINER_MOUNTS:-} ]] || binds+=,$CIFAR_CONTAINER_MOUNTS
   export CIFAR_CONTAINER CIFAR_CONTAINER_RUNTIME=$runtime CIFAR_CONTAINER_BINDS=$binds
   CIFAR_CONTAINER_SRUN=()  # read by jobs/run_cifar.sh
-  if [[ $runtime == pyxis ]]; then
-    local mounts
-    mounts=$(sed -E 's/([^,]+)/\1:\1/g' <<<"$binds")
-    # shellcheck disable=SC2034  # read by jobs/run_cifar.sh
-    CIFAR_CONTAINER_SRUN=("--container-image=$image" "--container-mounts=$mounts" --no-container-mount-home)
-    CIFAR_BIN=/opt/cifar_mpi/bin/cifar_mpi
+  if declare -F "cifar_runtime_${runtime}_srun" >/dev/null; then
+    "cifar_runtime_${runtime}_srun" "$image" "$binds"
   else
     CIFAR_BIN=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/cifar_container.sh
     cifar_container_check_mpi "$launcher"
@@ -259,5 +240,7 @@ cifar_mpirun_command() {
   CIFAR_MPIRUN+=("${CIFAR_MPIRUN_SITE[@]}")
 }
 
+# shellcheck source=jobs/cifar_runtimes.sh
+source "$(dirname "${BASH_SOURCE[0]}")/cifar_runtimes.sh"
 # shellcheck source=jobs/cifar_restart.sh
 source "$(dirname "${BASH_SOURCE[0]}")/cifar_restart.sh"

@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # tools/lint.sh — the repository's static checks. Usage:
 #   tools/lint.sh                    all of them, fastest first: floors,
-#                                    format, shell, tidy
+#                                    names, format, shell, tidy
 #   tools/lint.sh floors             src/'s includes run down the floors
 #                                    (python3 tests/util/include_floors.py src)
+#   tools/lint.sh names              every project file that a comment or a
+#                                    page of docs/ names exists
+#                                    (python3 tests/lint/file_names.py)
 #   tools/lint.sh format [--fix]     every tracked C++ file as .clang-format
 #                                    says (clang-format 14); --fix rewrites them
 #   tools/lint.sh shell              every tracked shell script through the
@@ -37,6 +40,11 @@ pick() {
 lint_floors() {
   echo "== lint: floors (tests/util/include_floors.py)"
   python3 tests/util/include_floors.py src
+}
+
+lint_names() {
+  echo "== lint: names (tests/lint/file_names.py)"
+  python3 tests/lint/file_names.py
 }
 
 lint_format() {
@@ -173,10 +181,10 @@ fix=0
 tidy_build=
 while (($#)); do
   case $1 in
-    floors | format | shell) checks+=("$1") ;;
+    floors | names | format | shell) checks+=("$1") ;;
     tidy)
       checks+=(tidy)
-      if [[ ${2:-} != "" && ${2:-} != -* && ! ${2:-} =~ ^(floors|format|shell|tidy)$ ]]; then
+      if [[ ${2:-} != "" && ${2:-} != -* && ! ${2:-} =~ ^(floors|names|format|shell|tidy)$ ]]; then
         tidy_build=$2
         shift
       fi
@@ -187,13 +195,13 @@ while (($#)); do
       exit 0
       ;;
     *)
-      echo "lint.sh: unknown argument '$1'; use floors, format [--fix], shell, tidy [BUILD_DIR] (--help)" >&2
+      echo "lint.sh: unknown argument '$1'; use floors, names, format [--fix], shell, tidy [BUILD_DIR] (--help)" >&2
       exit 2
       ;;
   esac
   shift
 done
-((${#checks[@]})) || checks=(floors format shell tidy)
+((${#checks[@]})) || checks=(floors names format shell tidy)
 if ((fix)) && [[ " ${checks[*]} " != *" format "* ]]; then
   echo "lint.sh: --fix goes with format (tools/lint.sh format --fix)" >&2
   exit 2
@@ -203,6 +211,7 @@ failed=()
 for check in "${checks[@]}"; do
   case $check in
     floors) lint_floors || failed+=(floors) ;;
+    names) lint_names || failed+=(names) ;;
     format) lint_format "$fix" || failed+=(format) ;;
     shell) lint_shell || failed+=(shell) ;;
     tidy) lint_tidy "$tidy_build" || failed+=(tidy) ;;

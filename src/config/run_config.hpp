@@ -36,7 +36,7 @@ struct DataConfig {
   std::string dataset = "cifar10";       // a name in the dataset registry (data/dataset.hpp)
   std::string path = "data/cifar10.h5";  // --data: the file the dataset reads
   bool shuffle = true;
-  long shuffle_seed = 0;  // DistributedSampler(seed=...): 0 in PyTorch and the recipe, whatever --seed
+  long shuffle_seed = 0;  // DistributedSampler(seed=...): 0 in PyTorch and in the PyTorch DDP recipe, whatever --seed
   bool augment = false;   // random crop and horizontal flip
   FlipMode flip = FlipMode::Random;
   int crop_pad = 4;  // the crop's offsets: -crop_pad..crop_pad pixels
@@ -63,7 +63,7 @@ struct TrainingConfig {
   int batch_size = 256;       // per rank, per micro-batch
   int global_batch_size = 0;  // when set: the batch over all ranks, divided among them (batch_size is ignored)
   int accumulate = 1;         // micro-batches per optimiser step
-  long seed = 0;              // initialisation and augmentation (the recipe's torch.manual_seed)
+  long seed = 0;              // initialisation and augmentation (the PyTorch DDP recipe's torch.manual_seed)
   double label_smoothing = 0.0;
   Precision precision = Precision::Fp32;
   bool eval = true;             // evaluate on the test split after every epoch
@@ -113,7 +113,7 @@ struct CommConfig {
 struct RuntimeConfig {
   DeviceRequest device = DeviceRequest::Auto;
   int threads = 0;       // intra-op threads per rank (0: the cores this rank owns)
-  int blas_threads = 0;  // OpenBLAS threads per rank (0: as `threads`; -1: as the recipe's processes)
+  int blas_threads = 0;  // OpenBLAS threads per rank (0: as `threads`; -1: as the PyTorch DDP recipe's processes)
   bool retain_memory = true;
   bool deterministic = false;  // GPUs: deterministic cuDNN, no autotuning
   bool profile = false;

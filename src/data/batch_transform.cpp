@@ -159,7 +159,7 @@ torch::Tensor normalize_batch(const torch::Tensor& images, const Normalization& 
               "normalize_batch expects a uint8 batch [B,3,H,W]");
   // torchvision's operations in its order, each rounded to float: ToTensor's
   // x / 255, then Normalize's (x - mean) / std with float32 mean and std.
-  // Folding them into one multiply-add (x / 127.5 - 1 for the recipe) is off
+  // Folding them into one multiply-add (x / 127.5 - 1 for the PyTorch DDP recipe's) is off
   // by one ulp for most pixel values, and Adam amplifies such differences.
   std::array<float, 3> mean{}, std{};
   for (int ch = 0; ch < 3; ++ch) {

@@ -9,7 +9,7 @@
 //   normalize_batch (uint8 -> float, any device): out = (pixel / 255 - mean[c]) / std[c],
 //     as batched tensor ops in torchvision's order (ToTensor, then Normalize),
 //     each step rounded to float as there, so the batch is bit-identical to the
-//     recipe's on CPUs and GPUs alike.
+//     PyTorch DDP recipe's on CPUs and GPUs alike.
 //
 // Both the CPU path and the GPU-resident path (splits held on the device)
 // use these two functions; the resident path gathers, crops and normalises
@@ -29,7 +29,7 @@ namespace cifar {
 struct Normalization {
   std::array<double, 3> mean{0.5, 0.5, 0.5};  // of pixel/255, per channel
   std::array<double, 3> std{0.5, 0.5, 0.5};
-  static Normalization recipe() { return {}; }  // ToTensor + Normalize(0.5, 0.5)
+  static Normalization recipe() { return {}; }  // the PyTorch DDP recipe's: ToTensor + Normalize(0.5, 0.5)
   static Normalization from_split(const SplitInfo& info) { return {info.mean, info.std}; }
 };
 
@@ -56,7 +56,7 @@ AugmentDraws draw_augmentation(int64_t batch_size, int pad, at::Generator& gener
 // reach it by one asynchronous copy (copy_to_device): no host synchronisation.
 torch::Tensor apply_jitter(const torch::Tensor& images, const AugmentDraws& draws);
 
-// "Alternating" flips (the speed recipes'): sample i is mirrored in even
+// "Alternating" flips (the speed-record recipes'): sample i is mirrored in even
 // epochs when a fixed pseudo-random bit of (seed, i) is set, and in odd
 // epochs when it is not, so every image is seen both ways in every two
 // epochs. A pure function of the sample indices: the same on every rank
@@ -87,7 +87,7 @@ torch::Tensor normalize_batch(const torch::Tensor& images, const Normalization& 
                               torch::MemoryFormat format = torch::MemoryFormat::Contiguous);
 
 // float [B,C,H,W] -> float [B,C,size,size] in `format`: the whole image
-// resized by bilinear interpolation, as the record recipe's
+// resized by bilinear interpolation, as the E1 record recipe's
 // F.interpolate(mode="bilinear", align_corners=False) does it (no
 // antialiasing: the downsampling reads at most 2x2 pixels per output pixel).
 // Unchanged when `size` is 0 or already the batch's.

@@ -7,11 +7,11 @@
 // views' logits are averaged with the views' weights. A view is the training
 // augmentation's crop and flip (data/batch_transform.hpp) with fixed draws
 // and reflected padding, so train and test see the same transformations.
-// --tta (the CIFAR-10 speed recipes' test-time augmentation):
+// --tta (the CIFAR-10 speed-record recipes' test-time augmentation):
 //   none                    the image
 //   mirror                  (f(x) + f(mirror x)) / 2
 //   mirror-translate        mirror(x) / 2 + (mirror(x shifted up-left by 1) + mirror(x shifted down-right by 1)) / 4
-//                           (airbench94's weights; the CIFAR-10 record harness scores every recipe so)
+//                           (airbench94's weights; the CIFAR-10 record harness scores every record recipe so)
 //   mirror-translate-equal  the same six views, each weighing 1/6 (the Hiverge record recipe's)
 // With --tta-fraction f < 1 (selective TTA, as the Hiverge record recipe's
 // 0.25): only the floor(f x N) least confident images of the whole test split

@@ -1,4 +1,4 @@
-// Size checks of torch zip archives before LibTorch reads them (see archive_check.hpp).
+// Size checks of torch zip archives before LibTorch reads them (see torch_archive.hpp).
 #include "integrity/torch_archive.hpp"
 
 #include <c10/core/ScalarType.h>
@@ -240,7 +240,7 @@ struct Value {
 };
 
 // Walks one pickle as LibTorch 1.13's Unpickler does (protocol 2, the opcodes
-// it reads) without building anything: see archive_check.hpp for what it refuses.
+// it reads) without building anything: see torch_archive.hpp for what it refuses.
 class PickleCheck {
  public:
   PickleCheck(const Zip& zip, const Entry& pickle, const unsigned char* bytes, uint64_t size, uint64_t& storage_bytes)
@@ -484,8 +484,9 @@ class PickleCheck {
 };
 
 // One line of a module's source, as torch's printer writes it for a module
-// that only holds attributes (python_print.cpp: the class header, the
-// parameter and buffer lists, and one line per attribute).
+// that only holds attributes (torch/csrc/jit/serialization/python_print.cpp:
+// the class header, the parameter and buffer lists, and one line per
+// attribute).
 class SourceLine {
  public:
   explicit SourceLine(const std::string& s) : s_(s) {}

@@ -19,14 +19,14 @@ ConvNet::ConvNet() : Model("ConvNet") {
 }
 
 torch::Tensor ConvNet::forward(const torch::Tensor& x) {
-  // The recipe computes max_pool(relu(conv)); relu(max_pool(conv)) is the same
+  // The PyTorch DDP recipe computes max_pool(relu(conv)); relu(max_pool(conv)) is the same
   // number for every element (relu is monotonic, so it commutes with max, also
   // in floating point and for ties) and the same gradient, but runs relu and
   // its backward on a quarter of the elements. On CPUs in channels_last the
   // two run as one fused pass (pool_relu.hpp), with the same results.
   auto h = max_pool2x2_relu(conv1_->forward(x));
   h = max_pool2x2_relu(conv2_->forward(h));
-  // flatten (a reshape) rather than the recipe's view: a channels_last
+  // flatten (a reshape) rather than the PyTorch DDP recipe's view: a channels_last
   // activation is not viewable as [B, 2304] and must be copied.
   h = h.flatten(1);
   return fc2_->forward(torch::relu(fc1_->forward(h)));

@@ -35,7 +35,7 @@ Speed94Options Speed94Options::hiverge() {
   o.whiten_bias_epochs = 0.19;
   o.whiten_bias_decays = true;
   o.norm_bias_lr_scale = 1.0;
-  o.head_lr_scale = 0.5415 / 0.0573;  // the recipe's head and bias rates
+  o.head_lr_scale = 0.5415 / 0.0573;  // the Hiverge record recipe's head and bias rates
   o.head_scale = 1.0 / 256.0;
   o.head_init_std = 1.0;
   return o;
@@ -84,7 +84,7 @@ torch::Tensor Speed94::forward(const torch::Tensor& x) {
 }
 
 torch::Tensor pool_features(const torch::Tensor& map, HeadKind head) {
-  // max over the flattened map, as the record recipe's head: its gradient goes to one maximum, as max-pool's does
+  // max over the flattened map, as the E1 record recipe's head: its gradient goes to one maximum, as max-pool's does
   if (head == HeadKind::GlobalMax) return std::get<0>(map.flatten(2).max(2));
   return torch::max_pool2d(map, 3).flatten(1);
 }

@@ -1,4 +1,4 @@
-// Speed94: the network of the CIFAR-10 speed recipe that reaches 94% test
+// Speed94: the network of the CIFAR-10 speed-record recipe that reaches 94% test
 // accuracy in about ten epochs (Keller Jordan's airbench94, arXiv 2404.00498),
 // written from its published description:
 //
@@ -21,7 +21,7 @@
 //
 // speed94_muon is the same network as the Hiverge record (hiverge/cifar10-
 // speedrun) trains it with Muon (Speed94Options::hiverge()): SiLU in the
-// blocks (GELU after the whitening), BatchNorm momentum 0.4434 (the recipe's
+// blocks (GELU after the whitening), BatchNorm momentum 0.4434 (the Hiverge record recipe's
 // 0.5566), whitening from the first 960 images, its bias trained for the first
 // 0.19 epoch with a rate falling linearly to 0 there, the norm biases at the
 // base rate, and the head a group of its own (9.4503 x the rate, as much
@@ -38,7 +38,7 @@ enum class Activation { Gelu, Silu };
 
 struct Speed94Options {
   Activation activation = Activation::Gelu;  // in the blocks
-  double norm_momentum = 0.4;                // PyTorch's convention (the recipes' 1 - momentum)
+  double norm_momentum = 0.4;                // PyTorch's convention (the record recipes' 1 - momentum)
   int64_t whiten_images = 5000;              // training images the whitening is computed from
   double whiten_bias_epochs = 3;             // ParameterGroup::train_epochs of the whitening bias
   bool whiten_bias_decays = false;           // ... falling linearly to 0 over them

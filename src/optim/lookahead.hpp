@@ -1,4 +1,4 @@
-// Lookahead, as the CIFAR-10 speed recipes use it: every `every` optimiser
+// Lookahead, as the CIFAR-10 speed-record recipes use it: every `every` optimiser
 // steps, the weights (and BatchNorm statistics) are pulled towards their
 // running average and the average is where training continues,
 //

@@ -200,7 +200,7 @@ void Muon::step_muon() {
     const torch::Tensor u = o.nesterov() ? grad.add(m.buffer, o.momentum()) : m.buffer;
     updates.push_back(u.reshape({m.rows, m.cols}));
   }
-  // target_magnitude(), held at its end in a low-rate tail past total_steps_ (as the record recipe)
+  // target_magnitude(), held at its end in a low-rate tail past total_steps_ (as the E1 record recipe)
   const torch::Tensor ended = progress.clamp_max(1.0);
   const torch::Tensor target = 0.5012 * (1 - ended) + 0.0786 * ended;
   const std::vector<torch::Tensor> directions = orthogonalized(updates, target);

@@ -7,7 +7,7 @@
 // (MuonOptions::orthogonalize); split_for_muon() makes them from a model's
 // groups.
 //
-// A Muon group's step, per parameter p with gradient g (as the Hiverge recipe):
+// A Muon group's step, per parameter p with gradient g (as the Hiverge record recipe):
 //   buf = momentum * buf + g;  u = nesterov ? g + momentum * buf : buf
 //   O = NS(u), batched over the parameters of one matrix shape, the input
 //       first scaled to a target magnitude interpolated from 0.5012 to 0.0786

@@ -15,7 +15,7 @@ double newton_schulz_polynomial(double s, const NewtonSchulzOptions& o) {
 torch::Tensor newton_schulz(const torch::Tensor& x, const torch::Tensor& scale, const NewtonSchulzOptions& o) {
   const bool single = x.dim() == 2;
   torch::Tensor X = single ? x.unsqueeze(0) : x;
-  // The recipe's two normalisations: to the target magnitude, then to norm 1.
+  // The Hiverge record recipe's two normalisations: to the target magnitude, then to norm 1.
   if (scale.defined()) X = X * (scale / (frobenius(X) + o.eps));
   X = X / (frobenius(X) + o.eps);
   const bool transposed = X.size(1) > X.size(2);

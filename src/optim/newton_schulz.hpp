@@ -25,7 +25,7 @@ double newton_schulz_polynomial(double s, const NewtonSchulzOptions& options = {
 
 // `x`: [B,m,n] (or [m,n]); the result has its shape and dtype. `scale`, a
 // 0-dim tensor (or undefined: 1), multiplies each matrix before the
-// normalisation, as the recipe's target magnitude does; it changes the result
+// normalisation, as the Hiverge record recipe's target magnitude does; it changes the result
 // only through `eps`. The arithmetic runs in `x`'s dtype.
 torch::Tensor newton_schulz(const torch::Tensor& x, const torch::Tensor& scale = {},
                             const NewtonSchulzOptions& options = {});

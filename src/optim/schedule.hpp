@@ -4,7 +4,7 @@
 //   onecycle — PyTorch's OneCycleLR shape: from peak/25 up to the peak over the
 //              warm-up (30% of the run when no warm-up is given), then cosine
 //              down to peak/1e4.
-//   triangle — the CIFAR-10 speed recipes' shape (airbench): linear from
+//   triangle — the CIFAR-10 speed-record recipes' shape (airbench): linear from
 //              0.2 x peak up to the peak at the end of the warm-up (23% of the
 //              run when no warm-up is given), then linear down to 0.07 x peak
 //              at the last step.

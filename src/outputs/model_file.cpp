@@ -1,4 +1,4 @@
-// Model state dict save/load in torch.save's zip+pickle format; see model_io.hpp.
+// Model state dict save/load in torch.save's zip+pickle format; see model_file.hpp.
 #include "outputs/model_file.hpp"
 
 #include "util/atomic_file.hpp"
@@ -110,13 +110,13 @@ c10::Dict<c10::IValue, c10::IValue> read_state_dict(const std::string& path) {
   const std::vector<char> bytes = read_file(path);
   c10::IValue value;
   try {
-    value = unpickle_zip(bytes);  // not torch::pickle_load: see archive_check.hpp
+    value = unpickle_zip(bytes);  // not torch::pickle_load: see integrity/torch_archive.hpp
   } catch (const c10::Error& e) {
     refuse_unreadable(path, bytes, e.what_without_backtrace());
   } catch (const DamagedArchiveError& e) {  // an entry whose bytes fail its CRC-32
     throw CheckpointError("model file '" + path + "' " + kDamagedFile + ": " + e.what() +
                           "; copy it again from where it was written, or write it again");
-  } catch (const ArchiveError& e) {  // a size past the file (archive_check.hpp)
+  } catch (const ArchiveError& e) {  // a size past the file (integrity/torch_archive.hpp)
     refuse_unreadable(path, bytes, e.what());
   } catch (const std::exception& e) {
     // LibTorch's parsers also throw other types (torch::jit::ErrorReport, std::runtime_error).

@@ -1,4 +1,4 @@
-// Start-up checks and locks of the run's outputs (see outputs.hpp).
+// Start-up checks and locks of the run's outputs (see run_outputs.hpp).
 #include "outputs/run_outputs.hpp"
 
 #include <fcntl.h>

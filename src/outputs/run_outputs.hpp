@@ -9,7 +9,7 @@
 //    against a second job for as long as this object lives; the refusal names
 //    the holder, and a crashed job's lock is gone with its process;
 //  * an output holding a file of another kind (check_output_kinds,
-//    run_files.hpp) is refused;
+//    owner_records.hpp) is refused;
 //  * the folders it makes for them are removed again when this object goes
 //    (a start-up refusal, a run that wrote nothing) if they are still empty,
 //    so a refused run leaves no trace;

@@ -1,4 +1,4 @@
-// The default generators as a checkpoint part (see generators.hpp).
+// The default generators as a checkpoint part (see rng_state.hpp).
 #include "process/rng_state.hpp"
 
 #include <ATen/CPUGeneratorImpl.h>

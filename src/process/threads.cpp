@@ -48,7 +48,7 @@ std::pair<int, std::string> decide_intra_op(const ThreadInputs& in) {
   return {std::max(1, in.bound_cpus), strprintf("automatic: the %d CPU(s) this rank is bound to", in.bound_cpus)};
 }
 
-// The OpenBLAS count and why: the option, the recipe's count, or the intra-op count.
+// The OpenBLAS count and why: the option, the PyTorch DDP recipe's count, or the intra-op count.
 std::pair<int, std::string> decide_blas(const ThreadInputs& in, int intra_op) {
   if (in.blas_threads_option > 0) {
     return {in.blas_threads_option, strprintf("--blas-threads %d", in.blas_threads_option)};

@@ -26,7 +26,7 @@ namespace cifar {
 // Everything the thread counts are decided from.
 struct ThreadInputs {
   int threads_option = 0;       // --threads (0: automatic)
-  int blas_threads_option = 0;  // --blas-threads (0: as --threads; -1: the recipe's count)
+  int blas_threads_option = 0;  // --blas-threads (0: as --threads; -1: the PyTorch DDP recipe's count)
   int bound_cpus = 1;           // CPUs this process may run on (its affinity)
   int online_cpus = 1;          // the node's online CPUs
   int configured_cpus = 1;      // the node's configured CPUs (OpenBLAS's own default count)
@@ -49,7 +49,7 @@ struct ThreadCounts {
 //             process is bound to every CPU (the launcher did not bind), the
 //             node's CPUs shared among its ranks.
 //   OpenBLAS: --blas-threads when positive; -1: the node's configured CPUs,
-//             the pool OpenBLAS gives the recipe's unbound processes in their
+//             the pool OpenBLAS gives the PyTorch DDP recipe's unbound processes in their
 //             default environment; 0: the intra-op count.
 ThreadCounts decide_thread_counts(const ThreadInputs& in);
 // This process's inputs: its options, its CPU affinity, the node's CPUs, the

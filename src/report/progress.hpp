@@ -1,4 +1,4 @@
-// Progress for the user: the recipe's progress line with throughput and ETA
+// Progress for the user: the PyTorch DDP recipe's progress line with throughput and ETA
 // added, printed by rank 0 every --log-every batches.
 #pragma once
 

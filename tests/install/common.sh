@@ -13,7 +13,7 @@ expect() {
 kInstalledFiles=(bin/cifar_mpi bin/cifar_pack bin/cifar_eval bin/allreduce_bench bin/compare_models bin/plot_metrics
   share/cifar_mpi/config/default.ini share/cifar_mpi/config/smoke.ini share/cifar_mpi/config/resnet18.ini
   share/cifar_mpi/jobs/train.slurm share/cifar_mpi/jobs/train_multinode.slurm share/cifar_mpi/jobs/run_cifar.sh
-  share/cifar_mpi/jobs/cifar_common.sh share/cifar_mpi/jobs/cifar_restart.sh
+  share/cifar_mpi/jobs/cifar_common.sh share/cifar_mpi/jobs/cifar_restart.sh share/cifar_mpi/jobs/cifar_runtimes.sh
   share/cifar_mpi/jobs/local_mpirun.sh
   share/doc/cifar_mpi/README.md share/doc/cifar_mpi/LICENSE share/doc/cifar_mpi/install.md
   share/doc/cifar_mpi/slurm.md

@@ -1,46 +1,58 @@
 #!/usr/bin/env python3
 """Checks that src/'s includes run one way, down the floors.
 
-Each folder of src/ sits on a floor; a file may include headers of its own
-folder and of folders on lower floors, never of a folder on its own floor or
-above, and no chain of includes comes back to the file it started from.
-A new folder must be given its floor here (docs/architecture.md says why each
-folder sits where it does).
+Each folder of src/ sits on a floor, as src/floors.txt lists them; a file may
+include headers of its own folder and of folders on lower floors, never of a
+folder on its own floor or above, and no chain of includes comes back to the
+file it started from. The table of floors in docs/architecture.md, which says
+what each folder holds, must list the same folders on the same floors.
 """
 import pathlib
 import re
 import sys
 
-# Lowest first.
-FLOORS = [
-    ["util"],
-    ["integrity", "config"],
-    ["mpi", "gpu"],
-    ["comm"],
-    ["placement", "process"],
-    ["data"],
-    ["pack", "model"],
-    ["optim"],
-    ["step"],
-    ["eval"],
-    ["outputs"],
-    ["checkpoint", "report"],
-    ["train"],
-    ["app"],
-]
+ARCHITECTURE_ROW = re.compile(r"^\| (\d+) \| `([^`/]+)/` \|", re.M)
+
+
+def read_floors(src: pathlib.Path) -> list[list[str]]:
+    """src/floors.txt: one line a floor, lowest first, of FOLDER:UNITY_GROUP words."""
+    floors = []
+    for line in (src / "floors.txt").read_text().splitlines():
+        if line.strip() and not line.startswith("#"):
+            floors.append([word.split(":")[0] for word in line.split()])
+    return floors
+
+
+def docs_problems(floors: list[list[str]], doc: pathlib.Path) -> list[str]:
+    """Where docs/architecture.md's table of floors differs from src/floors.txt."""
+    if not doc.is_file():
+        return []  # an installed or partial tree without the docs
+    want = [(i + 1, folder) for i, floor in enumerate(floors) for folder in floor]
+    have = [(int(n), folder) for n, folder in ARCHITECTURE_ROW.findall(doc.read_text())]
+    problems = [f"docs/architecture.md: its table of floors has `{folder}/` on floor {n}, "
+                "which src/floors.txt does not" for n, folder in have if (n, folder) not in want]
+    problems += [f"docs/architecture.md: its table of floors lacks `{folder}/` on floor {n} (src/floors.txt)"
+                 for n, folder in want if (n, folder) not in have]
+    if not problems and have != want:
+        problems.append("docs/architecture.md: its table of floors lists the folders in another order "
+                        "than src/floors.txt")
+    return problems
+
+
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 
 
 def main(src: pathlib.Path) -> int:
-    floor_of = {folder: i for i, floors in enumerate(FLOORS) for folder in floors}
-    problems = []
+    floors = read_floors(src)
+    floor_of = {folder: i for i, floor in enumerate(floors) for folder in floor}
+    problems = docs_problems(floors, src.parent / "docs" / "architecture.md")
     graph = {}
     files = sorted(p for p in src.rglob("*") if p.suffix in (".hpp", ".cpp", ".h", ".cu"))
     for path in files:
         rel = path.relative_to(src).as_posix()
         folder = rel.split("/")[0]
         if folder not in floor_of:
-            problems.append(f"{rel}: folder '{folder}' has no floor in {pathlib.Path(__file__).name}")
+            problems.append(f"{rel}: folder '{folder}' has no floor in src/floors.txt")
             continue
         graph[rel] = []
         for inc in INCLUDE.findall(path.read_text(errors="replace")):
@@ -75,9 +87,9 @@ def main(src: pathlib.Path) -> int:
             visit(node, [])
     for p in problems:
         print(p)
-    floors = " < ".join("/".join(f) for f in FLOORS)
+    order = " < ".join("/".join(floor) for floor in floors)
     print(f"include floors: {len(files)} files, {sum(len(v) for v in graph.values())} project includes, "
-          f"{len(problems)} problem(s); floors {floors}")
+          f"{len(problems)} problem(s); floors {order}")
     return 1 if problems else 0
 
 
