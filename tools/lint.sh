@@ -18,7 +18,7 @@
 #                                    first if it has none). Needs no build:
 #                                    the precompiled header is left out.
 # Several names run those checks in the order given (tools/test.sh's gate is
-# `tools/lint.sh format floors shell`, seconds). Each failure names the file
+# `tools/lint.sh format floors names shell`, seconds). Each failure names the file
 # and the fix; the exit status is non-zero if any check failed.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -7,8 +7,8 @@
 #                          (.ci/run)
 # It installs the system packages (tools/setup.sh) and, for the cuda and
 # cuda12 presets, their pinned PyPI torch; then a gate of seconds, before anything builds:
-# `tools/lint.sh format floors shell` (formatting, include floors, the
-# shell scripts' lint). Then, for each preset, it configures, builds and
+# `tools/lint.sh format floors names shell` (formatting, include floors,
+# file names in comments and docs, the shell scripts' lint). Then, for each preset, it configures, builds and
 # runs ctest, the `unit` label first, so that a broken change fails in
 # minutes:
 #   cpu        Debian's LibTorch 1.13 (CPU), gcc: every target, every label.
@@ -92,8 +92,8 @@ else
     "CIFAR_THIRD_PARTY='${CIFAR_THIRD_PARTY:-}' (tests/README.md says where to get them)"
 fi
 # The gate: seconds, before anything builds or downloads.
-echo "== test.sh: gate: tools/lint.sh format floors shell"
-bash tools/lint.sh format floors shell ||
+echo "== test.sh: gate: tools/lint.sh format floors names shell"
+bash tools/lint.sh format floors names shell ||
   { echo "== test.sh: the gate failed (above: each failure names its file and the fix); nothing was built" >&2; exit 1; }
 disk_free() { df -h --output=avail . | tail -n 1 | tr -d ' '; }
 echo "== test.sh: $(disk_free) free on the disk of $PWD"

@@ -25,6 +25,7 @@
 #include "placement/topology_probe.hpp"
 #include "process/threads.hpp"
 #include "train/preflight.hpp"
+#include "train/startup.hpp"
 #include "util/error.hpp"
 #include "util/log.hpp"
 #include "util/paths.hpp"
@@ -105,34 +106,53 @@ int report_placement(const std::vector<RankTopology>& ranks) {
   return static_cast<int>(warnings.size());
 }
 
-// The Trainer's start-up checks after its placement (device settings and
-// outputs, the data against the job, the node's resources), through the same
-// functions and agreements, so each fails with training's message and exit
-// code. The data file is opened as training opens it (checksum and schema)
-// without reading the splits' images; the outputs are checked without
-// creating anything.
-void run_startup_checks(const MpiEnvironment& env, const RunConfig& config, const Placement& placement) {
-  const World& w = env.world();
-  RunPlan plan;
-  agree_on_startup(env.comm(), [&] {
-    check_device_settings(config, placement);
-    if (w.rank == 0) RunOutputs(config, OutputUse::Check);
-  });
-  agree_on_startup(env.comm(), [&] {
-    const Dataset data = load_dataset(config.data, SplitRequest{false, false});
-    plan = plan_for_data(config, data.train.info.count, w.size);
-    // Outputs that are another run's: refused against the id the run would adopt.
-    if (w.rank == 0) {
-      const RunIdentity run = run_identity(config, w.size, data.train.info.count, data.identity);
-      check_output_owners(config, startup_run_id(config.checkpoint, run),
-                          config.checkpoint.enabled() ? config.checkpoint.dir : "");
-    }
-  });
-  agree_on_node_checks(
-      env.comm(), w.node_name,
-      [&] { return probe_node_resources(config, w, placement, *make_model(config.model.name), plan); }, false);
-  if (w.rank == 0) log::info("node checks: passed on every node");
-}
+// --check-env's walk of the start-up sequence (train/startup.hpp): each
+// stage checks through the functions and agreements training uses, so each
+// fails with training's message and exit code, and claims nothing: the
+// outputs are checked without creating anything, the data file is opened as
+// training opens it (checksum and schema) without reading the splits'
+// images, no communicator is built, and the outputs' owner is judged against
+// the run id the run would adopt. The placement comes from the table above.
+class EnvCheck : public StartupWalk {
+ public:
+  EnvCheck(const MpiEnvironment& env, const RunConfig& config, const Placement& placement)
+      : config_(config), world_(env.world()), placement_(placement) {}
+
+  // The CUDA stack as training judges it, whatever the placement found (too
+  // old a driver shows there only as no GPU).
+  void configuration() override { gpu::require_usable_cuda_stack(config_.runtime.device != DeviceRequest::Cpu); }
+  std::vector<NodeFailure> node_launch() override { return probe_node_launch(config_, world_); }
+  void device() override { check_device_settings(config_, placement_); }
+  void outputs() override {
+    if (world_.rank == 0) RunOutputs(config_, OutputUse::Check);
+  }
+  void data() override {
+    const Dataset data = load_dataset(config_.data, SplitRequest{false, false});
+    plan_ = plan_for_data(config_, data.train.info.count, world_.size);
+    train_count_ = data.train.info.count;
+    data_identity_ = data.identity;
+  }
+  void model() override { model_ = make_model(config_.model.name); }
+  std::vector<NodeFailure> node_resources() override {
+    return probe_node_resources(config_, world_, placement_, *model_, plan_);
+  }
+  // Outputs that are another run's: refused against the id the run would adopt.
+  void resume() override {
+    if (world_.rank != 0) return;
+    const RunDefinition run = define_run(config_, world_.size, train_count_, data_identity_);
+    check_output_owners(config_, startup_run_id(config_.checkpoint, run),
+                        config_.checkpoint.enabled() ? config_.checkpoint.dir : "");
+  }
+
+ private:
+  const RunConfig& config_;
+  const World& world_;
+  const Placement& placement_;
+  RunPlan plan_;
+  int64_t train_count_ = 0;
+  std::string data_identity_;
+  std::shared_ptr<Model> model_;
+};
 
 }  // namespace
 
@@ -177,14 +197,12 @@ int run_check_env(const MpiEnvironment& env, const RunConfig& config) {
   }
   // Every rank returns the same code, so the launcher's is the program's.
   MPI_CHECK(MPI_Bcast(&warnings, 1, MPI_INT, 0, env.comm()));
-  // The CUDA stack as training judges it, whatever the placement found (too
-  // old a driver shows there only as no GPU): its message and exit code.
-  agree_on_startup(env.comm(), [&] { gpu::require_usable_cuda_stack(config.runtime.device != DeviceRequest::Cpu); });
-  // The node checks as training runs them (without the failed-nodes file),
-  // but NCCL's network, which shows only once a communicator is up.
-  agree_on_node_checks(
-      env.comm(), w.node_name, [&] { return probe_node_launch(config, w); }, false);
-  if (failures == 0) run_startup_checks(env, config, placement);
+  // The start-up stages as training walks them (without the failed-nodes
+  // file); with a rank that cannot be placed, through the node launch only.
+  EnvCheck check(env, config, placement);
+  walk_startup(env.comm(), w.node_name, check, false, failures == 0 ? StartupStage::Resume : StartupStage::NodeLaunch);
+  if (failures == 0 && w.rank == 0)
+    log::info("start-up stages checked: " + startup_stage_list() + " (communication: built by training only)");
   const bool strict_failure = config.strict && warnings > 0;
   if (w.rank == 0) {
     if (strict_failure) log::info(strprintf("--strict: %d placement warning(s) count as errors", warnings));

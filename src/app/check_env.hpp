@@ -1,4 +1,4 @@
-// `cifar_mpi --check-env`: the counterpart of the recipe's nvidia-smi /
+// `cifar_mpi --check-env`: the counterpart of the PyTorch DDP recipe's nvidia-smi /
 // torch.cuda.is_available() step. Prints one line per rank (in rank order)
 // and, once, every version and setting that decides whether and how fast
 // training will run, then a warning with its fix for each placement problem

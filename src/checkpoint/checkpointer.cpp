@@ -41,7 +41,7 @@ Checkpointer::Checkpointer(const RunConfig& config, int64_t train_size, const st
     : run_config_(config),
       config_(config.checkpoint),
       train_size_(train_size),
-      run_(run_identity(config, control.size(), train_size, data_identity)),
+      run_(define_run(config, control.size(), train_size, data_identity)),
       state_(state),
       guard_(guard),
       control_(control) {}
@@ -175,7 +175,7 @@ void Checkpointer::count_steps(Resumption& r) const {
 namespace {
 
 // The id of a run that starts now in `checkpoint_dir` (16 hex digits).
-std::string new_run_id(const RunIdentity& run, const std::string& checkpoint_dir) {
+std::string new_run_id(const RunDefinition& run, const std::string& checkpoint_dir) {
   // What defines the run, without how the global batch is split (an elastic
   // resume may change that; the global batch --lr is for stays).
   std::string text =
@@ -197,7 +197,7 @@ std::string new_run_id(const RunIdentity& run, const std::string& checkpoint_dir
 // A --resume PATH without --checkpoint-dir continues that run too (its id,
 // when the record proves it); a fresh run without one has no id.
 std::string run_id_of(const std::optional<OwnerRecord>& record, const CheckpointConfig& config,
-                      const RunIdentity& run) {
+                      const RunDefinition& run) {
   return record ? record->run : config.enabled() ? new_run_id(run, config.dir) : "";
 }
 
@@ -218,7 +218,7 @@ long checkpoint_writes(const CheckpointConfig& config, const RunPlan& plan) {
   return by_steps + by_epochs - both + 1;
 }
 
-std::string startup_run_id(const CheckpointConfig& config, const RunIdentity& run) {
+std::string startup_run_id(const CheckpointConfig& config, const RunDefinition& run) {
   const std::string path = choose_resume_path(config);
   if (!path.empty()) require_sound_owner_record(path);
   return run_id_of(path.empty() ? std::nullopt : checkpoint_record(path), config, run);

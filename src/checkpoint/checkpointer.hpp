@@ -25,7 +25,7 @@
 namespace cifar {
 
 // Deletes all but the newest `keep` of the checkpoints in `folder` that are
-// proven run `run_id`'s (checkpoint_record_of, run_files.hpp); another run's
+// proven run `run_id`'s (checkpoint_record_of, outputs/owner_records.hpp); another run's
 // files, and files without a record, are never deleted. Returns how many
 // checkpoints of the folder are not that run's.
 size_t prune_checkpoints(const std::string& folder, int keep, const std::string& run_id);
@@ -38,10 +38,10 @@ std::string choose_resume_path(const CheckpointConfig& config);
 // The run id a start-up adopts: the owner record's of the checkpoint it
 // resumes (`record`), else a new run's in --checkpoint-dir, else "" (no
 // --checkpoint-dir: the run owns nothing).
-std::string run_id_of(const std::optional<OwnerRecord>& record, const CheckpointConfig& config, const RunIdentity& run);
+std::string run_id_of(const std::optional<OwnerRecord>& record, const CheckpointConfig& config, const RunDefinition& run);
 // Both together, without restoring anything: what --check-env checks the
 // outputs' owners against.
-std::string startup_run_id(const CheckpointConfig& config, const RunIdentity& run);
+std::string startup_run_id(const CheckpointConfig& config, const RunDefinition& run);
 
 // The checkpoint files a run of `plan` writes from its start, at most (what
 // the space check counts): one at each multiple of --checkpoint-every-steps,
@@ -55,7 +55,7 @@ long checkpoint_writes(const CheckpointConfig& config, const RunPlan& plan);
 // then holds the configured run.
 struct Resumption {
   std::string path;           // the checkpoint resumed, "" for a fresh start
-  RunIdentity run;            // as it continues: its step shape, the global batch --lr is for
+  RunDefinition run;            // as it continues: its step shape, the global batch --lr is for
   RunPlan plan;               // at that step shape, its length in optimiser steps counted
   TrainingPosition position;  // where training continues: the epoch's shard starts here
   double lr_scale = 1;        // the factor on --lr: the run's global batch over --lr's (elastic per-rank)
@@ -118,7 +118,7 @@ class Checkpointer {
   const RunConfig& run_config_;
   const CheckpointConfig& config_;
   int64_t train_size_;
-  RunIdentity run_;
+  RunDefinition run_;
   TrainState state_;
   DivergenceGuard& guard_;
   Communicator& control_;

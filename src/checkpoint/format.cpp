@@ -152,7 +152,7 @@ Key part(const char* name, Kind kind, int64_t since = 1, bool required = kRequir
 // Every key of the file, in the order it is written.
 const std::vector<Key>& key_table() {
   using C = Checkpoint;
-  using R = StoredRunIdentity;
+  using R = StoredRunDefinition;
   using P = TrainingPosition;
   static const std::vector<Key> keys = {
       {"format", Kind::Text, 1, kRequired, Holder::Header, [](const C&) { return c10::IValue(kFormatTag); }},
@@ -309,7 +309,7 @@ int64_t checked_format_version(const c10::impl::GenericDict& dict, const std::st
 
 // The step shape is read as int64 and used in products: each part must fit an
 // int and the global batch per step too (then every product below fits int64).
-void check_step_shape(const StoredRunIdentity& r, const std::string& path) {
+void check_step_shape(const StoredRunDefinition& r, const std::string& path) {
   const int64_t limit = std::numeric_limits<int>::max();
   const int64_t micro = static_cast<int64_t>(r.batch_size) * r.world_size;
   const bool each = r.batch_size >= 1 && r.world_size >= 1 && r.accumulate >= 1;

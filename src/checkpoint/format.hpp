@@ -30,8 +30,8 @@ namespace cifar {
 inline constexpr int64_t kCheckpointFormatVersion = 4;
 
 // What a checkpoint records of the run that wrote it: the stored part of a
-// run's identity (RunIdentity, resume.hpp, adds what is compared but not stored).
-struct StoredRunIdentity {
+// run's definition (RunDefinition, resume.hpp, adds what is compared but not stored).
+struct StoredRunDefinition {
   std::string model;
   std::string optimizer;
   int world_size = 1;
@@ -52,7 +52,7 @@ struct StoredRunIdentity {
 
 // One checkpoint file's contents.
 struct Checkpoint {
-  StoredRunIdentity run;
+  StoredRunDefinition run;
   TrainingPosition position;  // order_world_size and order_batch_size always set (never 0) in a file
   // Samples of the epoch's global order already trained: positions [0, this)
   // of distributed_sampler.hpp's global_sample_order() for order_world_size

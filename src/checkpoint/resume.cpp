@@ -42,7 +42,7 @@ struct Difference {
 
 // The run-defining options whose values differ; a key the checkpoint does not
 // record (written before the option existed) counts as the option's default.
-std::vector<Difference> run_differences(const Checkpoint& c, const RunIdentity& run) {
+std::vector<Difference> run_differences(const Checkpoint& c, const RunDefinition& run) {
   const auto saved = config_values(c.run.config);
   std::map<std::string, std::string> defaults;
   for (const auto& [key, value] : RunConfig{}.run_definition()) defaults[key] = value;
@@ -57,9 +57,9 @@ std::vector<Difference> run_differences(const Checkpoint& c, const RunIdentity& 
 
 }  // namespace
 
-RunIdentity run_identity(const RunConfig& config, int world_size, int64_t train_size,
+RunDefinition define_run(const RunConfig& config, int world_size, int64_t train_size,
                          const std::string& data_identity) {
-  RunIdentity r;
+  RunDefinition r;
   r.model = config.model.name;
   r.optimizer = config.optim.optimizer;
   r.world_size = world_size;
@@ -82,7 +82,7 @@ bool is_batch_option(const Difference& d) {
 StepShape written_shape(const Checkpoint& c) { return {c.run.batch_size, c.run.world_size, c.run.accumulate}; }
 }  // namespace
 
-StepShape resumed_step_shape(const Checkpoint& c, const std::string& path, const RunIdentity& run) {
+StepShape resumed_step_shape(const Checkpoint& c, const std::string& path, const RunDefinition& run) {
   const StepShape written = written_shape(c);
   const StepShape asked{run.batch_size, run.world_size, run.accumulate};
   if (run.elastic_batch == ElasticBatch::PerRank || asked.global_batch() == written.global_batch()) return asked;
@@ -125,7 +125,7 @@ StepShape resumed_step_shape(const Checkpoint& c, const std::string& path, const
       kNewRunHint);
 }
 
-RunIdentity continued_run(const Checkpoint& c, const std::string& path, RunIdentity run) {
+RunDefinition continued_run(const Checkpoint& c, const std::string& path, RunDefinition run) {
   const StepShape shape = resumed_step_shape(c, path, run);
   run.reshaped =
       c.run.reshaped || shape.micro_batch() != written_shape(c).micro_batch() || shape.accumulate != c.run.accumulate;
@@ -135,7 +135,7 @@ RunIdentity continued_run(const Checkpoint& c, const std::string& path, RunIdent
   return run;
 }
 
-void check_resumable(const Checkpoint& c, const std::string& path, const RunIdentity& run) {
+void check_resumable(const Checkpoint& c, const std::string& path, const RunDefinition& run) {
   auto n = [](long long v) { return std::to_string(v); };
   // Refuses a world size that cannot keep the global batch.
   const StepShape shape = resumed_step_shape(c, path, run);
@@ -244,12 +244,12 @@ TrainingPosition continued_position(const Checkpoint& c, const std::string& path
   return q;
 }
 
-double lr_scale(const RunIdentity& run) {
+double lr_scale(const RunDefinition& run) {
   const StepShape shape{run.batch_size, run.world_size, run.accumulate};
   return static_cast<double>(shape.global_batch()) / static_cast<double>(run.lr_global_batch);
 }
 
-std::string elastic_resume_note(const Checkpoint& c, const RunIdentity& run, const OptimConfig& optim) {
+std::string elastic_resume_note(const Checkpoint& c, const RunDefinition& run, const OptimConfig& optim) {
   const double lr = optim.lr;
   const StepShape written = written_shape(c), shape{run.batch_size, run.world_size, run.accumulate};
   if (shape == written) return "";
@@ -304,7 +304,7 @@ std::vector<std::string> length_dependent_parts(const std::vector<std::string>& 
   return parts;
 }
 
-std::string length_change_note(const Checkpoint& c, const RunIdentity& run) {
+std::string length_change_note(const Checkpoint& c, const RunDefinition& run) {
   const auto saved = config_values(c.run.config), now = config_values(run.config);
   auto value = [](const std::map<std::string, std::string>& m, const char* key) {
     const auto it = m.find(key);
@@ -323,7 +323,7 @@ std::string length_change_note(const Checkpoint& c, const RunIdentity& run) {
          "uninterrupted runs";
 }
 
-RunPlan resumed_plan(const std::string& path, const RunIdentity& run, const RunPlan& plan, const RunConfig& config,
+RunPlan resumed_plan(const std::string& path, const RunDefinition& run, const RunPlan& plan, const RunConfig& config,
                      int64_t train_size, int world_size) {
   if (run.batch_size == plan.batch_size && run.accumulate == plan.accumulate) return plan;
   // The graph holds one whole optimiser step (cuda_graphs_refusal refuses --accumulate for it).

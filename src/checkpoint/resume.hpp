@@ -19,13 +19,13 @@ namespace cifar {
 // it: the options that define the run (RunConfig::run_definition()), the
 // global batch per optimiser step (the world size, per-rank batch and
 // accumulation may change: resumed_step_shape) and the training data's
-// content. The stored part (StoredRunIdentity) is what its checkpoints record of it.
-struct RunIdentity : StoredRunIdentity {
+// content. The stored part (StoredRunDefinition) is what its checkpoints record of it.
+struct RunDefinition : StoredRunDefinition {
   ElasticBatch elastic_batch = ElasticBatch::Global;          // --elastic-batch
   std::string data_path;                                      // names the data in messages
   std::vector<std::pair<std::string, std::string>> defining;  // RunConfig::run_definition()
 };
-RunIdentity run_identity(const RunConfig& config, int world_size, int64_t train_size, const std::string& data_identity);
+RunDefinition define_run(const RunConfig& config, int world_size, int64_t train_size, const std::string& data_identity);
 
 // Throws CheckpointError unless `run` can continue `checkpoint` exactly: the
 // same global batch per optimiser step (another world size, per-rank batch or
@@ -34,7 +34,7 @@ RunIdentity run_identity(const RunConfig& config, int world_size, int64_t train_
 // other run-defining option (a key the checkpoint does not record counts as
 // its default) and the same training data. The message names `path`, every
 // differing key with both values, and the fix.
-void check_resumable(const Checkpoint& checkpoint, const std::string& path, const RunIdentity& run);
+void check_resumable(const Checkpoint& checkpoint, const std::string& path, const RunDefinition& run);
 // The step shape `run` trains with when it continues `checkpoint`.
 // --elastic-batch per-rank: the run's batch options as they are, on its world
 // size. global: the run's batch options when they give the checkpoint's global
@@ -44,11 +44,11 @@ void check_resumable(const Checkpoint& checkpoint, const std::string& path, cons
 // Otherwise, on the same world size, the run's own (check_resumable refuses it
 // as a run difference); on another, or when elastic_step_shape() finds none,
 // CheckpointError naming the numbers and the fix.
-StepShape resumed_step_shape(const Checkpoint& checkpoint, const std::string& path, const RunIdentity& run);
+StepShape resumed_step_shape(const Checkpoint& checkpoint, const std::string& path, const RunDefinition& run);
 // `run` as it continues `checkpoint` (Checkpointer::resume): with the step
 // shape resumed_step_shape() chose, the global batch --lr is for carried on,
 // and whether the shape changed at this or an earlier resume.
-RunIdentity continued_run(const Checkpoint& checkpoint, const std::string& path, RunIdentity run);
+RunDefinition continued_run(const Checkpoint& checkpoint, const std::string& path, RunDefinition run);
 // Why `position`, read from a checkpoint, cannot be where a run of `plan`
 // stopped ("" when it can): checkpoints are written at optimiser-step
 // boundaries, and for a run of the same shape throughout (check_resumable)
@@ -74,7 +74,7 @@ TrainingPosition continued_position(const Checkpoint& checkpoint, const std::str
 // configured one, when the step shape is the configured one; otherwise the
 // plan of the resumed shape's per-rank batch and accumulation (elastic
 // resume). ConfigError when --cuda-graphs cannot run that shape.
-RunPlan resumed_plan(const std::string& path, const RunIdentity& run, const RunPlan& plan, const RunConfig& config,
+RunPlan resumed_plan(const std::string& path, const RunDefinition& run, const RunPlan& plan, const RunConfig& config,
                      int64_t train_size, int world_size);
 // The length in optimiser steps of a run whose step shape changed at some
 // resume (its earlier steps had another size): the steps done at `position`
@@ -87,9 +87,9 @@ long steps_of_reshaped_run(const RunPlan& plan, const TrainingPosition& position
 // and the learning rates that follow (per-rank: --lr, and Muon's --muon-lr
 // from `optim`), and from which global position the rest of the epoch is
 // re-sharded.
-std::string elastic_resume_note(const Checkpoint& checkpoint, const RunIdentity& run, const OptimConfig& optim);
+std::string elastic_resume_note(const Checkpoint& checkpoint, const RunDefinition& run, const OptimConfig& optim);
 // The factor on --lr for `run`: its global batch per step over the one --lr is for.
-double lr_scale(const RunIdentity& run);
+double lr_scale(const RunDefinition& run);
 // The parts of a run (its RunConfig::describe() lines) whose behaviour
 // follows its length in steps: a --schedule other than constant, the low-rate
 // tail, lookahead's decay, Muon's progress. Empty: a run made longer or shorter at a resume
@@ -97,7 +97,7 @@ double lr_scale(const RunIdentity& run);
 std::vector<std::string> length_dependent_parts(const std::vector<std::string>& config_lines);
 // A warning for a resumed run whose length changed (--epochs, --max-steps)
 // naming the parts that depend on it (length_dependent_parts), or "".
-std::string length_change_note(const Checkpoint& checkpoint, const RunIdentity& run);
+std::string length_change_note(const Checkpoint& checkpoint, const RunDefinition& run);
 // --resume auto's one line for a checkpoint it passes over (unreadable or
 // damaged): "skipping <why>" and the older file of `newest_first`
 // (list_checkpoints' order) it tries instead, or that none is left.

@@ -24,7 +24,7 @@ void for_each_part(const TrainState& state, F&& f) {
 
 }  // namespace
 
-Checkpoint capture_checkpoint(const StoredRunIdentity& run, const TrainingPosition& position, double epoch_loss_sum,
+Checkpoint capture_checkpoint(const StoredRunDefinition& run, const TrainingPosition& position, double epoch_loss_sum,
                               double epoch_loss_count, const TrainState& state, const RunTotals& totals) {
   Checkpoint c;
   c.run = run;

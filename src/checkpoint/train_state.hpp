@@ -29,7 +29,7 @@ struct TrainState {
 };
 
 // The state of a run and its `totals`, ready to write. Call on the writing rank only.
-Checkpoint capture_checkpoint(const StoredRunIdentity& run, const TrainingPosition& position, double epoch_loss_sum,
+Checkpoint capture_checkpoint(const StoredRunDefinition& run, const TrainingPosition& position, double epoch_loss_sum,
                               double epoch_loss_count, const TrainState& state, const RunTotals& totals = {});
 // Loads the model and each stateful part, in the order they were saved; a
 // part that does not fit is a CheckpointError naming `path`.

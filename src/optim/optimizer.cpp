@@ -131,6 +131,10 @@ Optimizer::Optimizer(const OptimConfig& config, const std::vector<ParameterGroup
   muon_ = dynamic_cast<Muon*>(optimizer_.get());
 }
 
+std::unique_ptr<Optimizer> make_optimizer(const RunConfig& config, const std::vector<ParameterGroup>& groups) {
+  return std::make_unique<Optimizer>(built_optimizer_config(config), groups);
+}
+
 void Optimizer::set_total_steps(long total_steps) {
   if (muon_) muon_->set_total_steps(total_steps);
 }

@@ -61,4 +61,9 @@ class Optimizer {
   Muon* muon_ = nullptr;                 // optimizer_ itself with --optimizer muon
 };
 
+// The run's optimiser over `groups`: --optimizer's registry entry with the
+// options the run builds it with (built_optimizer_config: --cuda-graphs
+// asks for the graph-safe step).
+std::unique_ptr<Optimizer> make_optimizer(const RunConfig& config, const std::vector<ParameterGroup>& groups);
+
 }  // namespace cifar

@@ -52,4 +52,16 @@ double learning_rate(const ScheduleOptions& o, long step) {
   return o.floor > 0 ? std::max(rate, o.floor * o.peak_lr) : rate;
 }
 
+ScheduleOptions make_schedule(const OptimConfig& optim, double lr_scale, long total_steps, long warmup_steps,
+                              long steps_per_epoch) {
+  const auto tail_steps =
+      static_cast<long>(std::ceil(optim.lr_tail_epochs * static_cast<double>(steps_per_epoch)));  // E1: 0.375 x 32 = 12
+  return ScheduleOptions{optim.schedule,
+                         optim.lr * lr_scale,
+                         total_steps,
+                         warmup_steps,
+                         std::min(tail_steps, std::max(0L, total_steps - 1)),
+                         optim.lr_floor};
+}
+
 }  // namespace cifar

@@ -16,6 +16,7 @@
 #pragma once
 
 #include "config/choices.hpp"
+#include "config/run_config.hpp"
 
 namespace cifar {
 
@@ -31,5 +32,12 @@ struct ScheduleOptions {
 };
 
 double learning_rate(const ScheduleOptions& options, long step);
+
+// The run's schedule from its [optim] options: --lr times `lr_scale` (an
+// --elastic-batch per-rank resume's; exactly 1 otherwise) over `total_steps`
+// optimiser steps after `warmup_steps`, its shape ending --lr-tail-epochs (of
+// `steps_per_epoch` steps) early.
+ScheduleOptions make_schedule(const OptimConfig& optim, double lr_scale, long total_steps, long warmup_steps,
+                              long steps_per_epoch);
 
 }  // namespace cifar

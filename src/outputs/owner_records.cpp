@@ -1,4 +1,4 @@
-// Owner records of a run's files (see run_files.hpp).
+// Owner records of a run's files (see owner_records.hpp).
 #include "outputs/owner_records.hpp"
 
 #include <sys/stat.h>

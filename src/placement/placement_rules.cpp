@@ -1,4 +1,4 @@
-// The placement rules of `cifar_mpi --check-env` (see placement_checks.hpp).
+// The placement rules of `cifar_mpi --check-env` (see placement_rules.hpp).
 #include "placement/placement_rules.hpp"
 
 #include <algorithm>

@@ -1,13 +1,11 @@
-// The Trainer's side of the whole run (outputs/owner_records.hpp,
-// report/run_summary.hpp): which files the run owns, what each checkpoint
-// records of the run so far, and what follows from it at a resume: the
-// totals carried on, a run already finished (by its epochs, --max-steps or
-// its target) that trains nothing, the TensorBoard file that continues the
-// curves. Members of Trainer (trainer.hpp), kept apart from the training
-// loop in trainer.cpp.
+// The Trainer's side of the whole run (step/run_totals.hpp,
+// report/run_summary.hpp): what each checkpoint records of the run so far,
+// and what follows from it at a resume: the totals carried on, a run already
+// finished (by its epochs, --max-steps or its target) that trains nothing,
+// the TensorBoard file that continues the curves. Members of Trainer
+// (trainer.hpp), kept apart from the training loop in trainer.cpp.
 #include "train/trainer.hpp"
 
-#include "comm/agreement.hpp"
 #include "outputs/model_file.hpp"
 #include "outputs/owner_records.hpp"
 #include "util/log.hpp"
@@ -15,19 +13,16 @@
 
 namespace cifar {
 
-// Rank 0, before anything is written: outputs that are another run's are
-// refused, naming the owner. Every rank stops alike.
-void Trainer::check_output_ownership() {
-  agree_on(*control_, [&] {
-    if (world_.rank == 0) check_output_owners(config_, resumption_.run_id, resumption_.run_folder);
-  });
-}
-
-// A resumed run carries on the totals its checkpoint recorded.
-void Trainer::adopt_resumed_totals() {
-  const RunTotals& t = resumption_.totals;
-  summary_.carry_on(t);
-  if (t.test_accuracy >= 0) last_eval_.accuracy = t.test_accuracy;
+// Where the start-up left the run: its position, and for a resumed run the
+// totals its checkpoint holds and the metrics rows written so far.
+void Trainer::continue_resumed_run() {
+  const Resumption& r = run_.resumption;
+  position_ = r.position;
+  if (!r.resumed()) return;
+  continue_resumed_epoch_ = true;
+  summary_.carry_on(r.totals);
+  if (r.totals.test_accuracy >= 0) last_eval_.accuracy = r.totals.test_accuracy;
+  if (world_.rank == 0) metrics_.load_existing(position_.epoch);
 }
 
 // What a checkpoint records now: inside an epoch, its part so far too.
@@ -40,8 +35,8 @@ RunTotals Trainer::run_totals() const {
 // The resumed checkpoint is the run's end: its last epoch, --max-steps, or a
 // --target-accuracy (as high as this run's) reached.
 bool Trainer::already_finished() const {
-  if (!resumption_.resumed()) return false;
-  return position_.epoch >= plan_.epochs || plan_.finished(position_.step) || summary_.target_reached_before();
+  if (!run_.resumption.resumed()) return false;
+  return position_.epoch >= run_.plan.epochs || run_.plan.finished(position_.step) || summary_.target_reached_before();
 }
 
 // Resumed from the end of the run: nothing to train. The model file is
@@ -49,15 +44,15 @@ bool Trainer::already_finished() const {
 // between its last checkpoint and its model file).
 int Trainer::report_already_finished() const {
   if (world_.rank != 0) return kExitOk;
-  log::info(summary_.already_finished_line(
-      resumption_.path,
-      strprintf("epoch %d of %d, step %ld of %ld", position_.epoch, plan_.epochs, position_.step, plan_.total_steps),
-      config_.training.eval));
+  log::info(summary_.already_finished_line(run_.resumption.path,
+                                           strprintf("epoch %d of %d, step %ld of %ld", position_.epoch,
+                                                     run_.plan.epochs, position_.step, run_.plan.total_steps),
+                                           config_.training.eval));
   if (paths::exists(config_.output.model)) {
     log::info("left " + config_.output.model + " as it is");
   } else {
-    claim_outputs(config_.output, resumption_.run_id, resumption_.run_folder);
-    write_recorded_file(config_.output.model, [&] { save_state_dict(*model_, config_.output.model); });
+    claim_outputs(config_.output, run_.resumption.run_id, run_.resumption.run_folder);
+    write_recorded_file(config_.output.model, [&] { save_state_dict(*run_.model, config_.output.model); });
     log::info("wrote the missing " + config_.output.model + " from the checkpoint");
   }
   return kExitOk;
@@ -76,7 +71,7 @@ void Trainer::report_unreached_target() const {
 // the whole epoch's). A finished run writes no file.
 void Trainer::open_tensorboard() {
   if (world_.rank != 0 || config_.output.tensorboard.empty() || already_finished()) return;
-  const bool drop_partial = resumption_.resumed() && resumption_.totals.partial_epoch_row;
+  const bool drop_partial = run_.resumption.resumed() && run_.resumption.totals.partial_epoch_row;
   tensorboard_ =
       std::make_unique<TensorBoardLog>(config_.output.tensorboard, position_.step, config_.training.eval, drop_partial);
 }

@@ -152,7 +152,7 @@ TEST(CheckpointFile, RoundTripRestoresModelOptimiserScalerAndGenerator) {
   LossScaler scaler(true);
   scaler.restore(1024.0, 17);
   const RunConfig c = sgd_config();
-  const Checkpoint saved = capture_checkpoint(run_identity(c, 2, 300, kData), {3, 5, 77}, 12.5, 40,
+  const Checkpoint saved = capture_checkpoint(define_run(c, 2, 300, kData), {3, 5, 77}, 12.5, 40,
                                               TrainState{*a.model, a.optimizer, scaler, torch::kCPU});
   const at::Tensor draw_after_capture = torch::rand({5});
 
@@ -260,7 +260,7 @@ TEST(CheckpointFile, SizesPastTheFileAreRefusedBeforeLibTorchAllocatesThem) {
   Trained a;
   LossScaler no_scaling(false);
   const std::vector<char> bytes =
-      encode_checkpoint(capture_checkpoint(run_identity(sgd_config(), 2, 300, kData), {1, 0, 10}, 0, 0,
+      encode_checkpoint(capture_checkpoint(define_run(sgd_config(), 2, 300, kData), {1, 0, 10}, 0, 0,
                                            TrainState{*a.model, a.optimizer, no_scaling, torch::kCPU}));
   TempDir tmp;
   const std::string good = tmp.file("ckpt-e0001-s000010.pt");
@@ -311,7 +311,7 @@ TEST(CheckpointFile, HoldsTheRunsTotalsAndRefusesDamagedOnes) {
   LossScaler no_scaling(false);
   // Seconds trained and evaluated, images, accuracy, a partial row; a target reached: its figures.
   const RunTotals totals{12.25, 1.5, 4096, 0.625, true, 0.6, 0.625, 13.75, 3};
-  Checkpoint saved = capture_checkpoint(run_identity(sgd_config(), 2, 300, kData), {1, 0, 10}, 0, 0,
+  Checkpoint saved = capture_checkpoint(define_run(sgd_config(), 2, 300, kData), {1, 0, 10}, 0, 0,
                                         TrainState{*a.model, a.optimizer, no_scaling, torch::kCPU}, totals);
   TempDir dir;
   const std::string path = dir.file("ckpt-e0001-s000010.pt");
@@ -335,7 +335,7 @@ TEST(CheckpointFile, BadFilesAndMismatchedRunsNameTheFileAndTheFix) {
   const RunConfig c = sgd_config();
   LossScaler no_scaling(false);
   const std::vector<char> bytes = encode_checkpoint(capture_checkpoint(
-      run_identity(c, 2, 300, kData), {1, 0, 10}, 0, 0, TrainState{*a.model, a.optimizer, no_scaling, torch::kCPU}));
+      define_run(c, 2, 300, kData), {1, 0, 10}, 0, 0, TrainState{*a.model, a.optimizer, no_scaling, torch::kCPU}));
   TempDir dir;
   const std::string truncated = dir.file("ckpt-e0001-s000010.pt");
   write_file_atomically(truncated, std::vector<char>(bytes.begin(), bytes.begin() + bytes.size() / 2));
@@ -350,32 +350,32 @@ TEST(CheckpointFile, BadFilesAndMismatchedRunsNameTheFileAndTheFix) {
   const Checkpoint ck = read_checkpoint(good);
   RunConfig other = c;
   other.model.name = "resnet18";
-  expect_error([&] { check_resumable(ck, good, run_identity(other, 2, 300, kData)); },
+  expect_error([&] { check_resumable(ck, good, define_run(other, 2, 300, kData)); },
                {good, "--model convnet there, resnet18 here", "pass the checkpoint's values (--model convnet)"});
   // Another world size keeps the global batch of 16 (8 per rank x 2 ranks) or is refused.
-  expect_error([&] { check_resumable(ck, good, run_identity(c, 3, 300, kData)); },
+  expect_error([&] { check_resumable(ck, good, define_run(c, 3, 300, kData)); },
                {good,
                 "global batch of 16 samples per optimiser step (8 per rank x 2 ranks) does not divide among 3 "
                 "ranks",
                 "resume on 1, 2, 4, 8, 16 ranks", "--elastic-batch per-rank"});
-  check_resumable(ck, good, run_identity(c, 4, 300, kData));
-  EXPECT_EQ(resumed_step_shape(ck, good, run_identity(c, 4, 300, kData)), (StepShape{4, 4, 1}));  // as written
+  check_resumable(ck, good, define_run(c, 4, 300, kData));
+  EXPECT_EQ(resumed_step_shape(ck, good, define_run(c, 4, 300, kData)), (StepShape{4, 4, 1}));  // as written
   RunConfig four = c;
   four.training.batch_size = 4;
-  EXPECT_EQ(resumed_step_shape(ck, good, run_identity(four, 4, 300, kData)), (StepShape{4, 4, 1}));  // already it
+  EXPECT_EQ(resumed_step_shape(ck, good, define_run(four, 4, 300, kData)), (StepShape{4, 4, 1}));  // already it
   RunConfig five = c;
   five.training.batch_size = 5;
-  expect_error([&] { check_resumable(ck, good, run_identity(five, 4, 300, kData)); },
+  expect_error([&] { check_resumable(ck, good, define_run(five, 4, 300, kData)); },
                {good,
                 "global batch of 16 per optimiser step (8 per rank x 2 ranks); this run asks for 5 per rank x 4 "
                 "ranks = 20",
                 "pass --batch-size 4 --accumulate 1 (or --global-batch-size 16 --accumulate 1)",
                 "(--batch-size 8 --accumulate 1)"});
-  expect_error([&] { check_resumable(ck, good, run_identity(five, 2, 300, kData)); },
+  expect_error([&] { check_resumable(ck, good, define_run(five, 2, 300, kData)); },
                {good, "--batch-size 8 there, 5 here"});  // the same world size: a changed global batch
-  expect_error([&] { check_resumable(ck, good, run_identity(c, 2, 301, kData)); },
+  expect_error([&] { check_resumable(ck, good, define_run(c, 2, 301, kData)); },
                {good, "300 samples", "301 samples"});
-  check_resumable(ck, good, run_identity(c, 2, 300, kData));  // the matching run is accepted
+  check_resumable(ck, good, define_run(c, 2, 300, kData));  // the matching run is accepted
   // A state dict of another model is refused before anything is copied.
   auto resnet = make_model("resnet18");
   torch::optim::SGD opt(resnet->parameters(), torch::optim::SGDOptions(0.1));
@@ -394,12 +394,12 @@ TEST(CheckpointFile, AnotherRunIsRefusedNamingEveryDifferingKey) {
   Trained a;
   const RunConfig c = sgd_config();
   LossScaler no_scaling(false);
-  const Checkpoint ck = capture_checkpoint(run_identity(c, 2, 300, kData), {1, 3, 10}, 0, 0,
+  const Checkpoint ck = capture_checkpoint(define_run(c, 2, 300, kData), {1, 3, 10}, 0, 0,
                                            TrainState{*a.model, a.optimizer, no_scaling, torch::kCPU});
   RunConfig other = c;
   other.optim.lr = 0.01;
   other.training.seed = 5;
-  expect_error([&] { check_resumable(ck, "p.pt", run_identity(other, 2, 300, kData)); },
+  expect_error([&] { check_resumable(ck, "p.pt", define_run(other, 2, 300, kData)); },
                {"checkpoint 'p.pt' was written by a different run: --seed 0 there, 5 here; --lr 0.001 there, 0.01 here",
                 "(--seed 0 --lr 0.001)", "--resume none with another (empty) --checkpoint-dir"});
   const std::vector<std::pair<std::string, std::function<void(RunConfig&)>>> each = {
@@ -418,11 +418,11 @@ TEST(CheckpointFile, AnotherRunIsRefusedNamingEveryDifferingKey) {
   for (const auto& [expected, change] : each) {
     RunConfig t = c;
     change(t);
-    expect_error([&] { check_resumable(ck, "p.pt", run_identity(t, 2, 300, kData)); }, {expected});
+    expect_error([&] { check_resumable(ck, "p.pt", define_run(t, 2, 300, kData)); }, {expected});
   }
   // The same size with other content: refused by the data identity.
   const std::string other_data = "source md5 4567, 300 training samples, statistics 0000000000000002";
-  expect_error([&] { check_resumable(ck, "p.pt", run_identity(c, 2, 300, other_data)); },
+  expect_error([&] { check_resumable(ck, "p.pt", define_run(c, 2, 300, other_data)); },
                {"training data of " + kData, other_data, "pass the same --data"});
   // Longer, faster, elsewhere: the same run.
   RunConfig longer = c;
@@ -432,8 +432,8 @@ TEST(CheckpointFile, AnotherRunIsRefusedNamingEveryDifferingKey) {
   longer.comm.bucket_mb = 5;
   longer.output.model = "elsewhere.pth";
   longer.data.path = "moved.h5";
-  check_resumable(ck, "p.pt", run_identity(longer, 2, 300, kData));
-  EXPECT_EQ(length_change_note(ck, run_identity(longer, 2, 300, kData)), "") << "a constant schedule";
+  check_resumable(ck, "p.pt", define_run(longer, 2, 300, kData));
+  EXPECT_EQ(length_change_note(ck, define_run(longer, 2, 300, kData)), "") << "a constant schedule";
 }
 
 // A key the checkpoint does not record (written before the option existed)
@@ -443,19 +443,19 @@ TEST(CheckpointFile, AnUnrecordedKeyCountsAsItsDefault) {
   Trained a;
   const RunConfig c = sgd_config();
   LossScaler no_scaling(false);
-  Checkpoint ck = capture_checkpoint(run_identity(c, 2, 300, kData), {1, 0, 10}, 0, 0,
+  Checkpoint ck = capture_checkpoint(define_run(c, 2, 300, kData), {1, 0, 10}, 0, 0,
                                      TrainState{*a.model, a.optimizer, no_scaling, torch::kCPU});
   ck.run.config.erase(
       std::remove_if(ck.run.config.begin(), ck.run.config.end(),
                      [](const std::string& l) { return l.find(" label-smoothing ") != std::string::npos; }),
       ck.run.config.end());
   ck.run.data_identity.clear();  // older files have none: the training-set size still counts
-  check_resumable(ck, "p.pt", run_identity(c, 2, 300, kData));
+  check_resumable(ck, "p.pt", define_run(c, 2, 300, kData));
   RunConfig smoothed = c;
   smoothed.training.label_smoothing = 0.1;
-  expect_error([&] { check_resumable(ck, "p.pt", run_identity(smoothed, 2, 300, kData)); },
+  expect_error([&] { check_resumable(ck, "p.pt", define_run(smoothed, 2, 300, kData)); },
                {"--label-smoothing 0 there, 0.1 here"});
-  expect_error([&] { check_resumable(ck, "p.pt", run_identity(c, 2, 301, kData)); }, {"300 samples", "301 samples"});
+  expect_error([&] { check_resumable(ck, "p.pt", define_run(c, 2, 301, kData)); }, {"300 samples", "301 samples"});
 }
 
 TEST(CheckpointFile, ALongerRunUnderALengthDependentScheduleIsNoted) {
@@ -465,12 +465,12 @@ TEST(CheckpointFile, ALongerRunUnderALengthDependentScheduleIsNoted) {
   c.optim.schedule = ScheduleKind::Cosine;
   c.training.epochs = 2;
   LossScaler no_scaling(false);
-  const Checkpoint ck = capture_checkpoint(run_identity(c, 2, 300, kData), {2, 0, 20}, 0, 0,
+  const Checkpoint ck = capture_checkpoint(define_run(c, 2, 300, kData), {2, 0, 20}, 0, 0,
                                            TrainState{*a.model, a.optimizer, no_scaling, torch::kCPU});
   RunConfig longer = c;
   longer.training.epochs = 4;
-  check_resumable(ck, "p.pt", run_identity(longer, 2, 300, kData));
-  EXPECT_EQ(length_change_note(ck, run_identity(longer, 2, 300, kData)),
+  check_resumable(ck, "p.pt", define_run(longer, 2, 300, kData));
+  EXPECT_EQ(length_change_note(ck, define_run(longer, 2, 300, kData)),
             "the run's length changes from --epochs 2 --max-steps 0 to --epochs 4 --max-steps 0, and the cosine "
             "schedule depends on it: from the resumed step on, the run follows the new length, so the result "
             "differs from both uninterrupted runs");
@@ -510,11 +510,11 @@ TEST(CheckpointFile, EveryLengthDependentPartIsNamed) {
   torch::manual_seed(1);
   Trained a;
   LossScaler no_scaling(false);
-  const Checkpoint ck = capture_checkpoint(run_identity(c, 2, 300, kData), {1, 0, 10}, 0, 0,
+  const Checkpoint ck = capture_checkpoint(define_run(c, 2, 300, kData), {1, 0, 10}, 0, 0,
                                            TrainState{*a.model, a.optimizer, no_scaling, torch::kCPU});
   RunConfig to_the_end = c;
   to_the_end.training.max_steps = 0;
-  EXPECT_EQ(length_change_note(ck, run_identity(to_the_end, 2, 300, kData)),
+  EXPECT_EQ(length_change_note(ck, define_run(to_the_end, 2, 300, kData)),
             "the run's length changes from --epochs " + std::to_string(c.training.epochs) +
                 " --max-steps 20 to --epochs " + std::to_string(c.training.epochs) +
                 " --max-steps 0, and the linear schedule and " + muon +
@@ -554,7 +554,7 @@ TEST(CheckpointFile, DataIdentityAndSkippedStepsRoundTrip) {
   LossScaler no_scaling(false);
   const long skipped = 4;
   const Checkpoint saved =
-      capture_checkpoint(run_identity(sgd_config(), 1, 300, kData), {0, 2, 2}, 0, 0,
+      capture_checkpoint(define_run(sgd_config(), 1, 300, kData), {0, 2, 2}, 0, 0,
                          TrainState{*a.model, a.optimizer, no_scaling, torch::kCPU, nullptr, &skipped});
   TempDir dir;
   const std::string path = dir.file("c.pt");
@@ -587,7 +587,7 @@ std::vector<char> sgd_checkpoint_bytes() {
   torch::manual_seed(1);
   Trained a;
   LossScaler no_scaling(false);
-  return encode_checkpoint(capture_checkpoint(run_identity(sgd_config(), 2, 300, kData), {1, 3, 22}, 0, 0,
+  return encode_checkpoint(capture_checkpoint(define_run(sgd_config(), 2, 300, kData), {1, 3, 22}, 0, 0,
                                               TrainState{*a.model, a.optimizer, no_scaling, torch::kCPU}));
 }
 
@@ -657,7 +657,7 @@ Checkpoint elastic_checkpoint(const RunConfig& c, int world, const TrainingPosit
   torch::manual_seed(1);
   Trained a;
   LossScaler no_scaling(false);
-  return capture_checkpoint(run_identity(c, world, 120, kData), position, 0, 0,
+  return capture_checkpoint(define_run(c, world, 120, kData), position, 0, 0,
                             TrainState{*a.model, a.optimizer, no_scaling, torch::kCPU});
 }
 
@@ -673,21 +673,21 @@ TEST(ElasticBatch, GlobalKeepsTheStepsBatchWithAccumulationPerRankScalesTheLearn
   const RunConfig c = accumulating_config(2, 3);
   const Checkpoint ck = elastic_checkpoint(c, 4, {0, 6, 2});
   // The same command line on 3 ranks: 8 per micro-batch does not divide, 24 per step does: 3 x 2 x 4.
-  RunIdentity on3 = run_identity(c, 3, 120, kData);
+  RunDefinition on3 = define_run(c, 3, 120, kData);
   check_resumable(ck, "p.pt", on3);
   EXPECT_EQ(resumed_step_shape(ck, "p.pt", on3), (StepShape{2, 3, 4}));
   // Options that give 24 per step another way are the run's choice (less memory per rank, say).
   RunConfig split = accumulating_config(1, 8);
-  RunIdentity on3_split = run_identity(split, 3, 120, kData);
+  RunDefinition on3_split = define_run(split, 3, 120, kData);
   check_resumable(ck, "p.pt", on3_split);
   EXPECT_EQ(resumed_step_shape(ck, "p.pt", on3_split), (StepShape{1, 3, 8}));
   // ... but not options that change it.
-  expect_error([&] { check_resumable(ck, "p.pt", run_identity(accumulating_config(2, 2), 3, 120, kData)); },
+  expect_error([&] { check_resumable(ck, "p.pt", define_run(accumulating_config(2, 2), 3, 120, kData)); },
                {"global batch of 24 per optimiser step (2 per rank x 4 ranks x 3 micro-batches); this run asks for 2 "
                 "per rank x 3 ranks x 2 micro-batches = 12",
                 "pass --batch-size 2 --accumulate 4", "(--batch-size 2 --accumulate 3)"});
   // 5 ranks divide neither 8 nor 24.
-  expect_error([&] { check_resumable(ck, "p.pt", run_identity(c, 5, 120, kData)); },
+  expect_error([&] { check_resumable(ck, "p.pt", define_run(c, 5, 120, kData)); },
                {"global batch of 24 samples per optimiser step (2 per rank x 4 ranks x 3 micro-batches) does not "
                 "divide among 5 ranks, with or without gradient accumulation",
                 "resume on 1, 2, 3, 4, 6, 8, 12, 24"});
@@ -695,18 +695,18 @@ TEST(ElasticBatch, GlobalKeepsTheStepsBatchWithAccumulationPerRankScalesTheLearn
   // --elastic-batch per-rank: 2 per rank x 3 micro-batches on 3 ranks, 18 per step; --lr x 18/24.
   RunConfig per_rank = c;
   per_rank.checkpoint.elastic_batch = ElasticBatch::PerRank;
-  const RunIdentity p3 = run_identity(per_rank, 3, 120, kData);
+  const RunDefinition p3 = define_run(per_rank, 3, 120, kData);
   check_resumable(ck, "p.pt", p3);
   EXPECT_EQ(resumed_step_shape(ck, "p.pt", p3), (StepShape{2, 3, 3}));
   EXPECT_EQ(ck.run.lr_global_batch, 24);
-  const RunIdentity continued = continued_run(ck, "p.pt", p3);
+  const RunDefinition continued = continued_run(ck, "p.pt", p3);
   EXPECT_DOUBLE_EQ(lr_scale(continued), 0.75);
   EXPECT_TRUE(continued.reshaped);
-  EXPECT_FALSE(continued_run(ck, "p.pt", run_identity(c, 2, 120, kData)).reshaped) << "the same micro-batch of 8";
+  EXPECT_FALSE(continued_run(ck, "p.pt", define_run(c, 2, 120, kData)).reshaped) << "the same micro-batch of 8";
   // per-rank keeps the batch options: another --batch-size is another run.
   RunConfig per_rank4 = accumulating_config(4, 3);
   per_rank4.checkpoint.elastic_batch = ElasticBatch::PerRank;
-  expect_error([&] { check_resumable(ck, "p.pt", run_identity(per_rank4, 3, 120, kData)); },
+  expect_error([&] { check_resumable(ck, "p.pt", define_run(per_rank4, 3, 120, kData)); },
                {"--batch-size 2 there, 4 here"});
 }
 
@@ -732,15 +732,15 @@ TEST(ElasticBatch, TheLogLineNamesBothShapesTheGlobalBatchAndTheLearningRate) {
     return o;
   };
   for (const auto& [config, expected] : on_3_ranks)
-    EXPECT_EQ(elastic_resume_note(ck, continued_run(ck, "p.pt", run_identity(config, 3, 120, kData)), optim(config)),
+    EXPECT_EQ(elastic_resume_note(ck, continued_run(ck, "p.pt", define_run(config, 3, 120, kData)), optim(config)),
               expected);
-  EXPECT_EQ(elastic_resume_note(ck, run_identity(c, 4, 120, kData), optim(c)), "") << "the writing run's shape";
+  EXPECT_EQ(elastic_resume_note(ck, define_run(c, 4, 120, kData), optim(c)), "") << "the writing run's shape";
   // Muon's rate is a multiple of --lr's: the line names it too.
   OptimConfig muon = optim(per_rank);
   muon.optimizer = "muon";
   muon.muon_lr = 0.02;
   const std::string note =
-      elastic_resume_note(ck, continued_run(ck, "p.pt", run_identity(per_rank, 3, 120, kData)), muon);
+      elastic_resume_note(ck, continued_run(ck, "p.pt", define_run(per_rank, 3, 120, kData)), muon);
   EXPECT_NE(note.find("--lr 0.05 x 18/24 = 0.0375, and --muon-lr 0.02 x 18/24 = 0.015; the rest"), std::string::npos)
       << note;
 }
@@ -771,7 +771,7 @@ TEST(ElasticBatch, TheContinuedPositionKeepsTheGlobalPosition) {
   EXPECT_EQ(continued_position(done, "p.pt", plan_of({2, 3, 4}), 3, false).batch_in_epoch,
             plan_of({2, 3, 4}).batches_per_epoch);
   // Written inside that re-sharded epoch (on 3 ranks, step 3: position 72) and resumed on 4 ranks again.
-  const RunIdentity on3 = continued_run(ck, "p.pt", run_identity(c, 3, 120, kData));
+  const RunDefinition on3 = continued_run(ck, "p.pt", define_run(c, 3, 120, kData));
   ASSERT_EQ(on3.accumulate, 4);
   torch::manual_seed(1);
   Trained a;
@@ -800,7 +800,7 @@ TEST(ElasticBatch, AShortLastMicroBatchThatDoesNotDivideIsRefusedAtStartUp) {
   LossScaler no_scaling(false);
   RunConfig c = sgd_config();
   c.training.batch_size = 6;
-  const Checkpoint ck = capture_checkpoint(run_identity(c, 4, 100, kData), {0, 2, 2}, 0, 0,
+  const Checkpoint ck = capture_checkpoint(define_run(c, 4, 100, kData), {0, 2, 2}, 0, 0,
                                            TrainState{*a.model, a.optimizer, no_scaling, torch::kCPU});
   TrainingConfig t;
   t.batch_size = 8;

@@ -69,7 +69,7 @@ struct Run {
   Optimizer optimizer;
   LossScaler scaler{false};
   Lookahead lookahead;
-  RunIdentity identity;
+  RunDefinition identity;
 };
 
 bool known_optimizer(const std::string& name) {
