@@ -1,4 +1,4 @@
-// The live side of the placement checks (see placement_probe.hpp).
+// The live side of the placement checks (see topology_probe.hpp).
 #include "placement/topology_probe.hpp"
 
 #include <sched.h>
