@@ -2,7 +2,7 @@
 // later, and a failure ends the job step before the first step with the
 // node's name, what was found and the fix. Each check is a pure function of
 // numbers and text probed from the node (NodeFacts), so tests drive them with
-// known answers; train/preflight.hpp probes the live node, and
+// known answers; placement/node_probe.hpp probes the live node, and
 // agree_on_node_checks gathers every rank's failures so that the whole job
 // ends with one report and one exit code.
 //

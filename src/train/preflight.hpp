@@ -31,11 +31,12 @@ RunPlan plan_for_data(const RunConfig& config, int64_t train_samples, int world_
 std::string cpu_fallback_note(const RunConfig& config, const Placement& placement);
 
 // The node checks (placement/node_checks.hpp) on this rank's live node, in
-// two steps. Before the placement: the launcher's task count against the
-// world size, and with --device cuda, where the driver runs this build, the
-// GPUs the launcher gave this rank against those CUDA can use (a GPU gone
-// bad is the node's failure, not a configuration error;
-// placement/visible_devices.hpp).
+// two steps; placement/node_probe.hpp reads the node, and these add what
+// only the floors above it know (the model, the plan, the checkpoints).
+// Before the placement: the launcher's task count against the world size,
+// and with --device cuda, where the driver runs this build, the GPUs the
+// launcher gave this rank against those CUDA can use (a GPU gone bad is the
+// node's failure, not a configuration error; placement/visible_devices.hpp).
 std::vector<NodeFailure> probe_node_launch(const RunConfig& config, const World& world);
 // Once the placement, the plan and the model are known: free space for the
 // checkpoints the run keeps and its model file (on rank 0, which writes
