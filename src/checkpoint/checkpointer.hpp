@@ -38,7 +38,8 @@ std::string choose_resume_path(const CheckpointConfig& config);
 // The run id a start-up adopts: the owner record's of the checkpoint it
 // resumes (`record`), else a new run's in --checkpoint-dir, else "" (no
 // --checkpoint-dir: the run owns nothing).
-std::string run_id_of(const std::optional<OwnerRecord>& record, const CheckpointConfig& config, const RunDefinition& run);
+std::string run_id_of(const std::optional<OwnerRecord>& record, const CheckpointConfig& config,
+                      const RunDefinition& run);
 // Both together, without restoring anything: what --check-env checks the
 // outputs' owners against.
 std::string startup_run_id(const CheckpointConfig& config, const RunDefinition& run);
@@ -55,7 +56,7 @@ long checkpoint_writes(const CheckpointConfig& config, const RunPlan& plan);
 // then holds the configured run.
 struct Resumption {
   std::string path;           // the checkpoint resumed, "" for a fresh start
-  RunDefinition run;            // as it continues: its step shape, the global batch --lr is for
+  RunDefinition run;          // as it continues: its step shape, the global batch --lr is for
   RunPlan plan;               // at that step shape, its length in optimiser steps counted
   TrainingPosition position;  // where training continues: the epoch's shard starts here
   double lr_scale = 1;        // the factor on --lr: the run's global batch over --lr's (elastic per-rank)

@@ -373,8 +373,7 @@ TEST(CheckpointFile, BadFilesAndMismatchedRunsNameTheFileAndTheFix) {
                 "(--batch-size 8 --accumulate 1)"});
   expect_error([&] { check_resumable(ck, good, define_run(five, 2, 300, kData)); },
                {good, "--batch-size 8 there, 5 here"});  // the same world size: a changed global batch
-  expect_error([&] { check_resumable(ck, good, define_run(c, 2, 301, kData)); },
-               {good, "300 samples", "301 samples"});
+  expect_error([&] { check_resumable(ck, good, define_run(c, 2, 301, kData)); }, {good, "300 samples", "301 samples"});
   check_resumable(ck, good, define_run(c, 2, 300, kData));  // the matching run is accepted
   // A state dict of another model is refused before anything is copied.
   auto resnet = make_model("resnet18");

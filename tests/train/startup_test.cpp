@@ -33,9 +33,7 @@ class RecordingWalk : public StartupWalk {
   std::string walked;
 
  private:
-  bool failing(const std::string& stage) const {
-    return stage == fail_at_ && rank() == test::env().world().size - 1;
-  }
+  bool failing(const std::string& stage) const { return stage == fail_at_ && rank() == test::env().world().size - 1; }
   void record(const std::string& stage) { walked += (walked.empty() ? "" : ", ") + stage; }
   void enter(const std::string& stage) {
     record(stage);
