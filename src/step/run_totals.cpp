@@ -8,10 +8,11 @@
 
 namespace cifar {
 
-std::string number_problem(const NumberLimits& k, double x, const std::string& text) {
-  if (std::isfinite(x) && (x == k.none || (x >= k.low && x <= k.high))) return "";
-  return strprintf("holds %s %s, which is not %s (finite, from %g to %g%s)", k.key, text.c_str(), k.meaning, k.low,
-                   k.high, std::isnan(k.none) ? "" : strprintf(", or %g", k.none).c_str());
+std::string number_problem(const NumberLimits& limits, double x, const std::string& text) {
+  const auto& [key, meaning, low, high, none] = limits;
+  if (std::isfinite(x) && (x == none || (x >= low && x <= high))) return "";
+  return strprintf("holds %s %s, which is not %s (finite, from %g to %g%s)", key, text.c_str(), meaning, low, high,
+                   std::isnan(none) ? "" : strprintf(", or %g", none).c_str());
 }
 
 const std::vector<TotalsNumber>& totals_numbers() {
