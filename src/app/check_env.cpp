@@ -51,6 +51,11 @@ std::string loaded_from(const std::vector<std::string>& mapped, const char* sona
   return files.empty() ? "" : " from " + boost::algorithm::join(files, " and ");
 }
 
+// " (built for 12.8)": the version a CUDA build was made against; "" where unknown (no CUDA compiled).
+std::string built_for(int version, std::string (*text)(int)) {
+  return version > 0 ? " (built for " + text(version) + ")" : "";
+}
+
 std::string mpi_library() {
   char version[MPI_MAX_LIBRARY_VERSION_STRING] = {0};
   int len = 0;
@@ -77,16 +82,19 @@ void print_versions(const World& w, const ThreadCounts& threads) {
             strprintf(", %d rank(s) on %d node(s)", w.size, w.num_nodes));
   const gpu::CudaStack stack = gpu::cuda_stack();
   const std::vector<std::string>& mapped = stack.mapped_files;
-  // The driver's CUDA, the runtime's and the file it came from, and the
-  // flavour the start-up check holds them against (gpu/cuda_stack.hpp).
-  log::info(strprintf("  CUDA:        driver %s, runtime %s%s; %s",
+  // The driver's CUDA, the runtime's and the file it came from, the version
+  // the build was made for, and the flavour: what the start-up check holds
+  // them against (gpu/cuda_stack.hpp).
+  log::info(strprintf("  CUDA:        driver %s, runtime %s%s%s; %s",
                       stack.driver > 0 ? ("CUDA " + gpu::cuda_version_text(stack.driver)).c_str() : "none",
                       gpu::compiled() ? gpu::cuda_version_text(stack.runtime).c_str() : "not compiled",
+                      built_for(stack.built_runtime, gpu::cuda_version_text).c_str(),
                       loaded_from(mapped, "libcudart.so").c_str(),
                       stack.flavour == "cpu" ? "a CPU build (LibTorch without CUDA): nothing to check"
                                              : (stack.flavour + " build").c_str()));
   log::info("  cuDNN:       " + gpu::cudnn_version() + loaded_from(mapped, "libcudnn.so"));
-  log::info("  NCCL:        " + gpu::nccl_version() + loaded_from(mapped, "libnccl.so"));
+  log::info("  NCCL:        " + gpu::nccl_version() + built_for(stack.built_nccl, gpu::nccl_version_text) +
+            loaded_from(mapped, "libnccl.so"));
   log::info(strprintf("  GPUs:        %d visible%s", gpu_count,
                       gpu_count ? (" (" + gpus + ")").c_str() : (" (" + why_no_gpu + ")").c_str()));
   log::info(std::string("  LibTorch:    ") + TORCH_VERSION + (torch_built_with_cuda() ? " with CUDA" : " (CPU only)"));

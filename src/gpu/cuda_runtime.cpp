@@ -3,6 +3,8 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
+
 #include "gpu/cuda_errors.hpp"
 #include "gpu/torch_stream.hpp"
 #include "util/log.hpp"
@@ -48,14 +50,22 @@ CudaStack cuda_stack() {
   if (cudaRuntimeGetVersion(&stack.runtime) != cudaSuccess) stack.runtime = 0;
   cudaGetLastError();
   stack.mapped_files = paths::mapped_files();
+  // What the build was made against, recorded by src/gpu/CMakeLists.txt. The
+  // oldest runtime it runs with is the newer of the CUDA LibTorch was built
+  // for and the headers this file compiled against (the same for the torch
+  // wheels' builds).
+  stack.built_runtime = std::max(CIFAR_BUILT_CUDA_RUNTIME, CUDART_VERSION);
+  stack.built_runtime_file = CIFAR_BUILT_CUDART_FILE;
+  if (ncclGetVersion(&stack.nccl) != ncclSuccess) stack.nccl = 0;
+  stack.built_nccl = NCCL_VERSION_CODE;
+  stack.built_nccl_file = CIFAR_BUILT_NCCL_FILE;
   return stack;
 }
 
 std::string nccl_version() {
   int v = 0;
   if (ncclGetVersion(&v) != ncclSuccess) return "unknown";
-  // NCCL >= 2.9 encodes major*10000 + minor*100 + patch.
-  return strprintf("%d.%d.%d", v / 10000, (v % 10000) / 100, v % 100);
+  return nccl_version_text(v);
 }
 
 // cuDNN is LibTorch's, loaded by it (or not at all): asked through the

@@ -30,6 +30,19 @@ const char* oldest_driver(const std::string& flavour) { return flavour == "cuda1
 // after it (cuda13's are the plain "cuda").
 const char* preset_of(const std::string& flavour) { return flavour == "cuda12" ? "cuda12" : "cuda"; }
 
+// " (FILE)"; "" for no file.
+std::string in_parens(const std::string& file) { return file.empty() ? "" : " (" + file + ")"; }
+
+// "CUDA runtime 12.1 (FILE), older than the 12.8 it was built for (FILE)" when
+// the loaded version is known and older than the build's; "" otherwise.
+std::string older_than_built(const char* what, int loaded, int built, std::string (*text)(int),
+                             const std::vector<std::string>& loaded_files, const std::string& built_file) {
+  if (loaded <= 0 || built <= 0 || loaded >= built) return "";
+  return strprintf("%s %s%s, older than the %s it was built for%s", what, text(loaded).c_str(),
+                   in_parens(loaded_files.empty() ? "" : loaded_files.front()).c_str(), text(built).c_str(),
+                   in_parens(built_file).c_str());
+}
+
 // What a refusal of the loaded libraries says to do.
 constexpr const char* kLoadOne =
     "; load only the build's own (unset LD_LIBRARY_PATH or LD_PRELOAD entries that name another CUDA toolkit's or "
@@ -39,6 +52,13 @@ constexpr const char* kLoadOne =
 
 std::string cuda_version_text(int version) {
   return version <= 0 ? "none" : strprintf("%d.%d", version / 1000, (version % 1000) / 10);
+}
+
+std::string nccl_version_text(int version) {
+  if (version <= 0) return "none";
+  // From NCCL 2.9 the code is major * 10000 + minor * 100 + patch; before, major * 1000 + minor * 100 + patch.
+  const int major_unit = version >= 10000 ? 10000 : 1000;
+  return strprintf("%d.%d.%d", version / major_unit, (version % major_unit) / 100, version % 100);
 }
 
 std::string flavour_for_driver(int driver) {
@@ -69,11 +89,30 @@ StackVerdict check_cuda_stack(const CudaStack& stack, bool uses_gpu) {
                                boost::algorithm::join(files, ", ").c_str(), kLoadOne)};
   }
   const std::vector<std::string> runtimes = library_files(stack.mapped_files, "libcudart.so");
-  const std::string runtime_file = runtimes.empty() ? "" : " (" + runtimes.front() + ")";
+  const std::string runtime_file = in_parens(runtimes.empty() ? "" : runtimes.front());
   const char* build = stack.flavour.c_str();
   if (stack.runtime > 0 && major_of(stack.runtime) != built) {
     return {false, strprintf("this %s build loaded a CUDA %s runtime%s instead of its own CUDA %d.x%s", build,
                              cuda_version_text(stack.runtime).c_str(), runtime_file.c_str(), built, kLoadOne)};
+  }
+  // The same major but older: found first on LD_LIBRARY_PATH or named by
+  // LD_PRELOAD (a site's CUDA or NCCL module), or the build's own folder
+  // downgraded since. Both in one message: a module often brings both.
+  const std::string older_runtime = older_than_built("CUDA runtime", stack.runtime, stack.built_runtime,
+                                                     cuda_version_text, runtimes, stack.built_runtime_file);
+  const std::string older_nccl =
+      older_than_built("NCCL", stack.nccl, stack.built_nccl, nccl_version_text,
+                       library_files(stack.mapped_files, "libnccl.so"), stack.built_nccl_file);
+  if (!older_runtime.empty() || !older_nccl.empty()) {
+    const bool both = !older_runtime.empty() && !older_nccl.empty();
+    return {false, strprintf("this %s build loaded %s%s%s: the build calls functions that only the newer one has (the "
+                             "loader's 'symbol lookup error' at the first such call); remove the older library's "
+                             "folder from LD_LIBRARY_PATH and LD_PRELOAD (e.g. `module unload %s`), or rebuild "
+                             "against the older one (with a LibTorch built for it)",
+                             build, older_runtime.c_str(), both ? " and " : "", older_nccl.c_str(),
+                             both                    ? "cuda nccl"
+                             : older_runtime.empty() ? "nccl"
+                                                     : "cuda")};
   }
   if (major_of(stack.driver) >= built) return {};
   const std::string use = flavour_for_driver(stack.driver);

@@ -1,6 +1,6 @@
 // The CUDA stack's verdict with known answers (gpu/cuda_stack.hpp): drivers
-// and runtimes we do not have, and processes that loaded two runtimes or two
-// NCCLs. Also the per-task GPU binding's rule (gpu/gpu_binding.hpp).
+// and runtimes we do not have, processes that loaded two runtimes or two
+// NCCLs, or a runtime or NCCL older than the build's. Also the per-task GPU binding's rule (gpu/gpu_binding.hpp).
 #include <gtest/gtest.h>
 
 #include <string>
@@ -20,6 +20,24 @@ const std::string kNcclWheel = "/venv/lib/python3.11/site-packages/nvidia/nccl/l
 const std::string kNcclSystem = "/usr/lib/x86_64-linux-gnu/libnccl.so.2.21.5";
 const std::string kNcclPlugin = "/opt/hpcx/nccl_rdma_sharp_plugin/lib/libnccl-net.so";
 const std::string kCudnnGraph = "/venv/lib/python3.11/site-packages/nvidia/cudnn/lib/libcudnn_graph.so.9";
+// A site's modules (`module load cuda/12.1 nccl/2.18.1`), found first on LD_LIBRARY_PATH.
+const std::string kModule12 = "/apps/cuda/12.1/lib64/libcudart.so.12";
+const std::string kNcclModule = "/apps/nccl/2.18.1/lib/libnccl.so.2";
+
+// The cuda12 flavour's build (the torch wheels: CUDA 12.8, NCCL 2.27.3) on the
+// 535 driver, having loaded runtime `runtime` from `cudart` and NCCL `nccl`
+// from `libnccl`.
+CudaStack cuda12_loaded(int runtime, const std::string& cudart, int nccl, const std::string& libnccl) {
+  return {.flavour = "cuda12",
+          .driver = 12020,
+          .runtime = runtime,
+          .mapped_files = {cudart, libnccl},
+          .built_runtime = 12080,
+          .built_runtime_file = kWheel12,
+          .nccl = nccl,
+          .built_nccl = 22703,
+          .built_nccl_file = kNcclWheel};
+}
 
 struct Row {
   const char* name;
@@ -81,6 +99,54 @@ TEST(CudaStack, KnownAnswers) {
        true,
        false,
        {"this cuda12 build loaded a CUDA 13.0 runtime", kSystem13, "its own CUDA 12.x"}},
+      // Older than the build's, same major: LibTorch would die on a missing symbol.
+      {"the build's own runtime and NCCL", cuda12_loaded(12080, kWheel12, 22703, kNcclWheel), true, true, {}},
+      {"a newer runtime and NCCL than the build's",
+       cuda12_loaded(12090, kModule12, 22809, kNcclModule),
+       true,
+       true,
+       {}},
+      {"a module's CUDA 12.1 runtime for a build made for 12.8",
+       cuda12_loaded(12010, kModule12, 22703, kNcclWheel),
+       true,
+       false,
+       {"this cuda12 build loaded CUDA runtime 12.1 (" + kModule12 + ")",
+        "older than the 12.8 it was built for (" + kWheel12 + ")", "symbol lookup error",
+        "remove the older library's folder from LD_LIBRARY_PATH", "module unload cuda`", "rebuild against"}},
+      {"a module's NCCL 2.18.1 for a build made for 2.27.3",
+       cuda12_loaded(12080, kWheel12, 21801, kNcclModule),
+       true,
+       false,
+       {"loaded NCCL 2.18.1 (" + kNcclModule + ")", "older than the 2.27.3 it was built for (" + kNcclWheel + ")",
+        "LD_LIBRARY_PATH", "module unload nccl`"}},
+      {"both older: one message names both",
+       cuda12_loaded(12010, kModule12, 21801, kNcclModule),
+       true,
+       false,
+       {"CUDA runtime 12.1 (" + kModule12 + "), older than the 12.8", " and NCCL 2.18.1 (" + kNcclModule + ")",
+        "module unload cuda nccl`"}},
+      {"an NCCL before 2.9 (its older version code)",
+       cuda12_loaded(12080, kWheel12, 2804, kNcclModule),
+       true,
+       false,
+       {"NCCL 2.8.4", "older than the 2.27.3"}},
+      {"the build's file unknown: the version it was built for still named",
+       {.flavour = "cuda12", .driver = 12020, .runtime = 12010, .mapped_files = {kModule12}, .built_runtime = 12080},
+       true,
+       false,
+       {"CUDA runtime 12.1 (" + kModule12 + "), older than the 12.8 it was built for:"}},
+      {"loaded versions unknown: nothing to judge", cuda12_loaded(0, kModule12, 0, kNcclModule), true, true, {}},
+      {"a build that recorded no versions: nothing to judge",
+       {.flavour = "cuda12", .driver = 12020, .runtime = 12010, .mapped_files = {kModule12}, .nccl = 21801},
+       true,
+       true,
+       {}},
+      {"a CPU build with an old runtime loaded",
+       {.flavour = "cpu", .driver = 12020, .runtime = 12010, .mapped_files = {kModule12}, .built_runtime = 12080},
+       true,
+       true,
+       {}},
+      {"--device cpu with an old runtime loaded", cuda12_loaded(12010, kModule12, 21801, kNcclModule), false, true, {}},
   };
   for (const Row& row : rows) {
     const StackVerdict verdict = check_cuda_stack(row.stack, row.uses_gpu);
@@ -96,6 +162,10 @@ TEST(CudaStack, VersionsAndFlavours) {
   EXPECT_EQ(cuda_version_text(12020), "12.2");
   EXPECT_EQ(cuda_version_text(13000), "13.0");
   EXPECT_EQ(cuda_version_text(0), "none");
+  EXPECT_EQ(nccl_version_text(22705), "2.27.5");
+  EXPECT_EQ(nccl_version_text(21801), "2.18.1");
+  EXPECT_EQ(nccl_version_text(2804), "2.8.4");
+  EXPECT_EQ(nccl_version_text(0), "none");
   EXPECT_EQ(flavour_for_driver(11080), "");
   EXPECT_EQ(flavour_for_driver(12000), "cuda12");
   EXPECT_EQ(flavour_for_driver(12090), "cuda12");

@@ -7,9 +7,11 @@
 # shellcheck source=tests/e2e/common.sh
 source "$(dirname "$0")/../e2e/common.sh"
 
-# loaded LOG: the runtime's and NCCL's files --check-env names, one a line.
+# loaded LOG: the runtime's and NCCL's files --check-env names, one a line
+# ("runtime 12.8 (built for 12.8) from FILE;", "NCCL: 2.27.5 (built for 2.27.5) from FILE").
 loaded() {
-  sed -n -e 's/.*CUDA: .*runtime [0-9.]* from \([^;]*\);.*/\1/p' -e 's/.*NCCL: .* from \(.*\)$/\1/p' "$1"
+  sed -n -e 's/.*CUDA: .*runtime [0-9.]*\( (built for [0-9.]*)\)\{0,1\} from \([^;]*\);.*/\2/p' \
+    -e 's/.*NCCL: .* from \(.*\)$/\1/p' "$1"
 }
 check_env() { "$CIFAR_MPI" --check-env --device cpu --backend mpi --data "$E2E_DATA" >"$1" 2>&1 || true; }
 
