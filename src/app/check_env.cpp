@@ -24,6 +24,7 @@
 #include "placement/placement_rules.hpp"
 #include "placement/topology_probe.hpp"
 #include "process/threads.hpp"
+#include "step/precision_choice.hpp"
 #include "train/preflight.hpp"
 #include "train/startup.hpp"
 #include "util/error.hpp"
@@ -71,7 +72,7 @@ std::string thread_level() {
   return provided == MPI_THREAD_MULTIPLE ? "MPI_THREAD_MULTIPLE" : "below MPI_THREAD_MULTIPLE";
 }
 
-void print_versions(const World& w, const ThreadCounts& threads) {
+void print_versions(const World& w, const ThreadCounts& threads, const PrecisionChoice& precision) {
   unsigned h5_major = 0, h5_minor = 0, h5_release = 0;
   H5get_libversion(&h5_major, &h5_minor, &h5_release);
   const std::string gpus = boost::algorithm::join(gpu::device_names(), "; ");
@@ -102,6 +103,7 @@ void print_versions(const World& w, const ThreadCounts& threads) {
   log::info("  BLAS:        " + loaded_blas(mapped));
   // What training would apply on this rank (rank 0), from the options and the node.
   log::info("  threads:     " + describe_thread_counts(threads));
+  log::info("  precision:   " + precision.text());
 }
 
 // Rank 0: judges every rank's topology, prints each warning with its fix, and
@@ -182,6 +184,8 @@ int run_check_env(const MpiEnvironment& env, const RunConfig& config) {
     problem_code = e.exit_code();
   }
   const ThreadCounts counts = decide_thread_counts(probe_thread_inputs(config.runtime, w));
+  // As training resolves it on this rank's device (the CPU where none was placed).
+  const PrecisionChoice precision = resolve_precision(config.training.precision, placement.device);
   const int threads = counts.intra_op;
   const RankTopology topology = probe_rank_topology(w, config.runtime.device, gpu, threads);
   const std::string line =
@@ -198,7 +202,7 @@ int run_check_env(const MpiEnvironment& env, const RunConfig& config) {
   int warnings = 0;
   if (w.rank == 0) {
     for (const auto& l : lines) log::info(l);
-    print_versions(w, counts);
+    print_versions(w, counts, precision);
     warnings = report_placement(topologies);
     for (int r = 0; r < w.size; ++r)
       if (!problems[r].empty()) log::info(strprintf("cannot train: rank %d: %s", r, problems[r].c_str()));

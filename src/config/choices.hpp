@@ -18,7 +18,7 @@
 namespace cifar {
 
 enum class DeviceRequest { Auto, Cpu, Cuda };
-enum class Precision { Fp32, Bf16, Fp16 };
+enum class Precision { Fp32, Bf16, Fp16, Auto };  // Auto: resolved at start-up (step/precision_choice.hpp)
 enum class ScheduleKind { Constant, Cosine, OneCycle, Triangle, Linear };
 enum class NormalizeKind { Recipe, Dataset };
 enum class FlipMode { Random, Alternating };
@@ -39,8 +39,8 @@ struct ChoiceNames<DeviceRequest> {
 };
 template <>
 struct ChoiceNames<Precision> {
-  static constexpr std::array<std::pair<Precision, const char*>, 3> values{
-      {{Precision::Fp32, "fp32"}, {Precision::Bf16, "bf16"}, {Precision::Fp16, "fp16"}}};
+  static constexpr std::array<std::pair<Precision, const char*>, 4> values{
+      {{Precision::Fp32, "fp32"}, {Precision::Bf16, "bf16"}, {Precision::Fp16, "fp16"}, {Precision::Auto, "auto"}}};
 };
 template <>
 struct ChoiceNames<ScheduleKind> {

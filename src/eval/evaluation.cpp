@@ -172,13 +172,14 @@ Evaluation evaluate(Model& model, const Split& test, const Normalization& normal
   return from_totals(totals);
 }
 
-EvalOptions eval_options(const TrainingConfig& training, torch::Device device, torch::MemoryFormat format) {
+EvalOptions eval_options(const TrainingConfig& training, Precision precision, torch::Device device,
+                         torch::MemoryFormat format) {
   EvalOptions options;  // batches of 1000
   options.views = tta_views(training.tta);
   options.tta_fraction = training.tta_fraction;
   options.device = device;
   options.format = format;
-  options.precision = training.precision;
+  options.precision = precision;
   return options;
 }
 

@@ -58,9 +58,11 @@ struct EvalOptions {
   double tta_fraction = 1.0;              // of the split, the least confident, that get the views (selective TTA)
 };
 
-// The options of the evaluation during training: --tta, --tta-fraction and
-// --precision of `training`, on `device` in the model's memory `format`.
-EvalOptions eval_options(const TrainingConfig& training, torch::Device device, torch::MemoryFormat format);
+// The options of the evaluation during training: --tta and --tta-fraction of
+// `training`, in the run's `precision` (auto resolved), on `device` in the
+// model's memory `format`.
+EvalOptions eval_options(const TrainingConfig& training, Precision precision, torch::Device device,
+                         torch::MemoryFormat format);
 
 struct Evaluation {
   double loss = 0;      // mean cross-entropy of the (view-averaged) logits

@@ -89,6 +89,16 @@ std::string pci_bus_id(int index) {
   return id;
 }
 
+int compute_capability(int index) {
+  int major = 0, minor = 0;
+  if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, index) != cudaSuccess ||
+      cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, index) != cudaSuccess) {
+    cudaGetLastError();  // clear it: an unknown capability only makes --precision auto choose fp32
+    return -1;
+  }
+  return major * 10 + minor;
+}
+
 void set_device(int index) { CUDA_CHECK(cudaSetDevice(index)); }
 
 }  // namespace cifar::gpu

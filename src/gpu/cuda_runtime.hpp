@@ -25,6 +25,9 @@ std::string cudnn_version();  // "9.10.2", "not loaded" or "not compiled"
 // The PCI bus id of device `index` ("0000:3B:00.0"), for its NUMA node in
 // sysfs; "" when unknown or not compiled.
 std::string pci_bus_id(int index);
+// The compute capability of device `index` as major * 10 + minor (90 is
+// 9.0); -1 when unknown or not compiled.
+int compute_capability(int index);
 void set_device(int index);
 
 }  // namespace cifar::gpu

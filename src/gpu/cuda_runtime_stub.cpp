@@ -17,6 +17,7 @@ CudaStack cuda_stack() { return CudaStack{"cpu", 0, 0, paths::mapped_files()}; }
 std::string nccl_version() { return "not compiled"; }
 std::string cudnn_version() { return "not compiled"; }
 std::string pci_bus_id(int) { return ""; }
+int compute_capability(int) { return -1; }
 void set_device(int) { throw Error("CUDA support was not compiled into this build; use --backend mpi --device cpu"); }
 
 }  // namespace cifar::gpu

@@ -4,6 +4,8 @@
 #include <ATen/autocast_mode.h>
 #include <torch/version.h>
 
+#include "util/error.hpp"
+
 namespace cifar {
 
 namespace {
@@ -27,6 +29,9 @@ void set_autocast(bool cuda, bool enabled, at::ScalarType dtype) {
 
 AutocastScope::AutocastScope(Precision precision, torch::Device device) : cuda_(device.is_cuda()) {
   if (precision == Precision::Fp32) return;
+  // Autocast to the wrong type would train silently in it: auto is resolved
+  // at start-up (step/precision_choice.hpp), never handed here.
+  if (precision == Precision::Auto) throw Error("autocast needs a resolved precision, not auto");
   set_autocast(cuda_, true, precision == Precision::Bf16 ? at::kBFloat16 : at::kHalf);
   active_ = true;
 }

@@ -25,7 +25,7 @@ std::chrono::milliseconds comm_timeout(const CommConfig& c) {
 }  // namespace
 
 RunParts::RunParts(const RunConfig& config)
-    : scaler(config.training.precision == Precision::Fp16),
+    : scaler(false),  // the device stage sets it, from the precision the run resolved
       guard(config.training.on_nonfinite, true, torch::kCPU, lower_rate_advice(config.optim)),
       profile(config.runtime.profile, torch::kCPU) {}
 
@@ -46,6 +46,8 @@ void RunSetup::device() {
   parts_.placement = place_rank(env_.comm(), world_, config_.comm.backend, config_.runtime.device);
   const Placement& p = parts_.placement;
   check_device_settings(config_, p);
+  parts_.precision = resolve_precision(config_.training.precision, p.device);
+  parts_.scaler = LossScaler(parts_.precision.precision == Precision::Fp16);  // never for auto's choice
   parts_.profile = StepProfile(config_.runtime.profile, p.device);
   // Reading the verdict every step would synchronise a GPU; on the CPU it is free.
   parts_.guard =

@@ -31,6 +31,7 @@
 #include "step/cuda_graph_step.hpp"
 #include "step/divergence.hpp"
 #include "step/precision.hpp"
+#include "step/precision_choice.hpp"
 #include "step/run_plan.hpp"
 #include "step/test_hooks.hpp"
 #include "train/startup.hpp"
@@ -42,6 +43,9 @@ struct RunParts {
 
   // Where this rank runs, and what it owns.
   Placement placement;
+  // What it trains and evaluates in: --precision, auto resolved for the
+  // placement. Read here, never from the configuration, which may say auto.
+  PrecisionChoice precision;
   ThreadCounts threads;               // the pools' sizes and why (the start-up lines name them)
   std::optional<RunOutputs> outputs;  // rank 0: checked and locked outputs
 

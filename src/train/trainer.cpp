@@ -52,6 +52,7 @@ void Trainer::announce() const {
   log::info(strprintf("cifar_mpi: %d rank(s) on %d node(s), backend %s, device %s", world_.size, world_.num_nodes,
                       run_.comm->name().c_str(), run_.placement.device.str().c_str()));
   log::info("threads per rank: " + describe_thread_counts(run_.threads));
+  log::info("precision: " + run_.precision.text());
   log::info(
       strprintf("data %s: %lld train / %lld test images; %ld batches of %d per rank per epoch; %zu gradient "
                 "bucket(s)",
@@ -156,7 +157,7 @@ torch::Tensor Trainer::train_step(const Batch& batch, bool ends_step) {
 }
 
 torch::Tensor Trainer::forward_loss(const Batch& batch) {
-  AutocastScope autocast(config_.training.precision, run_.placement.device);
+  AutocastScope autocast(run_.precision.precision, run_.placement.device);
   const auto logits = run_.model->forward(batch.images);  // already in the model's memory format
   return torch::nn::functional::cross_entropy(
       logits.to(torch::kFloat32), batch.labels,
@@ -245,7 +246,7 @@ bool Trainer::evaluate_if_due(bool run_ends) {
   if (!t.eval || (!run_ends && (epoch_.epoch + 1) % t.eval_every_epochs != 0)) return false;
   const auto start = Clock::now();
   last_eval_ = evaluate(*run_.model, run_.data.test, run_.data.normalization, *run_.comm,
-                        eval_options(t, run_.placement.device, run_.format));
+                        eval_options(t, run_.precision.precision, run_.placement.device, run_.format));
   summary_.add_evaluation(seconds_since(start));
   return true;
 }

@@ -52,10 +52,16 @@ TEST(ConfigFiles, DefaultIsTheReferenceRecipe) {
   RunConfig from_file = parse_file(paths::join(kConfigDir, "default.ini"));
   EXPECT_EQ(from_file.output.metrics, "runs/metrics.jsonl");
   EXPECT_EQ(from_file.runtime.blas_threads, -1) << "the recipe's OpenBLAS pool, for its exact rounding";
+  EXPECT_EQ(from_file.training.precision, Precision::Fp32) << "the recipe trains in fp32 on every machine";
   from_file.output.metrics = RunConfig{}.output.metrics;
   from_file.runtime.blas_threads = RunConfig{}.runtime.blas_threads;
   from_file.config_file.clear();
   EXPECT_EQ(from_file.describe(), RunConfig{}.describe());
+}
+
+// The CPU record lets the machine choose (bf16 with AMX units, fp32 elsewhere).
+TEST(ConfigFiles, CpuRecordChoosesItsPrecision) {
+  EXPECT_EQ(parse_file(paths::join(kConfigDir, "e1_cpu.ini")).training.precision, Precision::Auto);
 }
 
 TEST(ConfigFiles, SmokeIsTinyOnSyntheticData) {
@@ -102,7 +108,8 @@ TEST(ConfigFiles, E1IsTheHivergeRecipeWithTheRecordsPieces) {
 }
 
 // e1_cpu.ini is E1 with a fourth 24 px epoch and 4 steps fewer: the
-// resolution schedule and the step count differ, every other piece is E1's.
+// resolution schedule, the step count and the precision (CpuRecordChoosesItsPrecision)
+// differ, every other piece is E1's.
 TEST(ConfigFiles, E1CpuIsE1WithAFourth24PxEpochAndFourStepsFewer) {
   const RunConfig c = parse_file(paths::join(kConfigDir, "e1_cpu.ini"));
   const RunConfig e1 = parse_file(paths::join(kConfigDir, "e1.ini"));

@@ -111,6 +111,12 @@ TEST(Config, EnumValuesAreParsedOnce) {
 
 // --resolution-schedule: size:epochs entries and a last size alone; the
 // size of each epoch; every malformed spec refused naming the option.
+// auto is parsed as the others are; the run resolves it (step/precision_choice.hpp).
+TEST(Config, PrecisionAutoIsParsed) {
+  EXPECT_EQ(parse({"--precision", "auto"}).training.precision, Precision::Auto);
+  EXPECT_EQ(parse({}).training.precision, Precision::Fp32);
+}
+
 TEST(Config, ResolutionScheduleGivesEachEpochItsSize) {
   const RunConfig c = parse({"--resolution-schedule", "24:3,28:3,32", "--model", "speed94", "--head", "global-max"});
   const ResolutionSchedule& r = c.data.resolution;

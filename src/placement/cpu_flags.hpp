@@ -1,0 +1,19 @@
+// The CPU's feature flags as the kernel reports them (/proc/cpuinfo), for the
+// choices that depend on the CPU's instructions (--precision auto:
+// step/precision_choice.hpp).
+#pragma once
+
+#include <set>
+#include <string>
+
+namespace cifar {
+
+// The words of the first "flags" line of a /proc/cpuinfo text (x86: every
+// core of a node reports the same); empty where there is none (other
+// architectures say "Features").
+std::set<std::string> cpu_flags_from_cpuinfo(const std::string& cpuinfo);
+
+// The flags of this node's CPU from <proc>/cpuinfo; empty when unreadable.
+std::set<std::string> read_cpu_flags(const std::string& proc = "/proc");
+
+}  // namespace cifar
