@@ -172,7 +172,7 @@ void visit_training_options(TrainingConfig& t, Visitor&& v) {
   v(s, "label-smoothing", t.label_smoothing, kDefinesRun, "label smoothing for the cross-entropy loss, in [0, 1)");
   v(s, "precision", t.precision, kDefinesRun,
     "fp32 | bf16 (autocast; CPUs and GPUs) | fp16 (autocast and loss scaling; GPUs) | auto (chosen once at "
-    "start-up, fp32 or bf16: bf16 on CPUs with AMX bf16 units and on GPUs of compute capability 8.0 or above, "
+    "start-up, fp32 or bf16: bf16 on CPUs with AMX bf16 units, on AMD CPUs with AVX-512 BF16 and on GPUs of compute capability 8.0 or above, "
     "fp32 elsewhere; the start-up log says which and why)");
   v(s, "eval", t.eval, kMayChange, "evaluate on the test split after every epoch");
   v(s, "eval-every-epochs", t.eval_every_epochs, kMayChange, "evaluate only every N epochs, and after the last");

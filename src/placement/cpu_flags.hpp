@@ -16,4 +16,10 @@ std::set<std::string> cpu_flags_from_cpuinfo(const std::string& cpuinfo);
 // The flags of this node's CPU from <proc>/cpuinfo; empty when unreadable.
 std::set<std::string> read_cpu_flags(const std::string& proc = "/proc");
 
+// The first "vendor_id" of a /proc/cpuinfo text ("GenuineIntel",
+// "AuthenticAMD"); "" where there is none. The same flag can mean different
+// speeds on two vendors' cores (AVX-512 BF16: step/precision_choice.hpp).
+std::string cpu_vendor_from_cpuinfo(const std::string& cpuinfo);
+std::string read_cpu_vendor(const std::string& proc = "/proc");
+
 }  // namespace cifar

@@ -8,7 +8,10 @@
 // The rule (docs/performance.md has the measurements behind it):
 //   CPU with AMX bf16 units (amx_bf16 and amx_tile) -> bf16: oneDNN runs bf16
 //     convolutions and matrix products on them, with LibTorch 1.13 and 2.x
-//   any other CPU (AVX-512 BF16 alone included)      -> fp32: bf16 is slower there
+//   AMD CPU with AVX-512 BF16 (avx512_bf16)          -> bf16: faster than fp32
+//     there with LibTorch 1.13 and 2.x (an AMD EPYC, measured)
+//   any other CPU (an Intel one with AVX-512 BF16 but no AMX included)
+//                                                    -> fp32: bf16 is slower there
 //   GPU of compute capability 8.0 or above           -> bf16 (bf16 tensor cores)
 //   GPU below 8.0, or of unknown capability          -> fp32
 #pragma once
@@ -27,6 +30,7 @@ struct PrecisionInputs {
   bool amx_bf16 = false;     // /proc/cpuinfo flags
   bool amx_tile = false;
   bool avx512_bf16 = false;
+  bool amd = false;     // vendor_id AuthenticAMD
   int torch_major = 0;  // the LibTorch the program runs with
   int torch_minor = 0;
 };

@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
 # --precision auto trains in what the machine's rule chooses (bf16 on CPUs
-# with AMX bf16 units, fp32 elsewhere) and rank 0's start-up log says which
-# and why; --check-env prints the same line, "as given" for a given precision.
+# with AMX bf16 units and on AMD ones with AVX-512 BF16, fp32 elsewhere) and
+# rank 0's start-up log says which and why; --check-env prints the same line,
+# "as given" for a given precision.
 # shellcheck source=tests/e2e/common.sh
 source "$(dirname "$0")/common.sh"
 
 expected=fp32
-if grep -m1 '^flags' /proc/cpuinfo | grep -qw amx_bf16 && grep -m1 '^flags' /proc/cpuinfo | grep -qw amx_tile; then
+flags=$(grep -m1 '^flags' /proc/cpuinfo || true)
+if grep -qw amx_bf16 <<<"$flags" && grep -qw amx_tile <<<"$flags"; then
+  expected=bf16
+elif grep -qw avx512_bf16 <<<"$flags" && grep -m1 '^vendor_id' /proc/cpuinfo | grep -qw AuthenticAMD; then
   expected=bf16
 fi
 

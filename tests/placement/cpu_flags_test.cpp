@@ -19,6 +19,11 @@ TEST(CpuFlags, FirstFlagsLineIsRead) {
   EXPECT_EQ(flags, (std::set<std::string>{"fpu", "sse2", "avx512_bf16", "amx_bf16", "amx_tile"}));
 }
 
+TEST(CpuFlags, FirstVendorIsRead) {
+  EXPECT_EQ(cpu_vendor_from_cpuinfo("processor\t: 0\nvendor_id\t: AuthenticAMD\nflags\t\t: fpu\n"), "AuthenticAMD");
+  EXPECT_EQ(cpu_vendor_from_cpuinfo("processor\t: 0\nFeatures\t: fp asimd\n"), "");
+}
+
 TEST(CpuFlags, NoFlagsLineGivesNone) {
   EXPECT_TRUE(cpu_flags_from_cpuinfo("processor\t: 0\nFeatures\t: fp asimd bf16\n").empty());
   EXPECT_TRUE(cpu_flags_from_cpuinfo("").empty());
@@ -27,8 +32,9 @@ TEST(CpuFlags, NoFlagsLineGivesNone) {
 TEST(CpuFlags, ReadFromAProcTree) {
   const auto proc = std::filesystem::temp_directory_path() / ("cpu_flags_test_" + std::to_string(::getpid()));
   std::filesystem::create_directories(proc);
-  std::ofstream(proc / "cpuinfo") << "processor\t: 0\nflags\t\t: fpu avx512_bf16\n";
+  std::ofstream(proc / "cpuinfo") << "processor\t: 0\nvendor_id\t: GenuineIntel\nflags\t\t: fpu avx512_bf16\n";
   EXPECT_EQ(read_cpu_flags(proc.string()), (std::set<std::string>{"fpu", "avx512_bf16"}));
+  EXPECT_EQ(read_cpu_vendor(proc.string()), "GenuineIntel");
   std::filesystem::remove_all(proc);
   EXPECT_TRUE(read_cpu_flags(proc.string()).empty());
 }

@@ -11,11 +11,12 @@
 namespace cifar {
 namespace {
 
-// A CPU with AMX (amx_bf16 and amx_tile) or not, with LibTorch major.minor.
-PrecisionInputs cpu(bool amx, bool avx512_bf16, int torch_major, int torch_minor) {
+// A CPU with AMX (amx_bf16 and amx_tile) or not, AMD's or Intel's, with LibTorch major.minor.
+PrecisionInputs cpu(bool amx, bool avx512_bf16, int torch_major, int torch_minor, bool amd = false) {
   return PrecisionInputs{.amx_bf16 = amx,
                          .amx_tile = amx,
                          .avx512_bf16 = avx512_bf16,
+                         .amd = amd,
                          .torch_major = torch_major,
                          .torch_minor = torch_minor};
 }
@@ -35,8 +36,14 @@ TEST(PrecisionChoice, TableOfMachines) {
        "bf16: this CPU has AMX bf16 units (amx_bf16) and LibTorch 1.13 uses them"},
       {"Xeon with AMX, LibTorch 2.11", cpu(true, true, 2, 11), Precision::Bf16,
        "bf16: this CPU has AMX bf16 units (amx_bf16) and LibTorch 2.11 uses them"},
-      {"AVX-512 BF16 without AMX (EPYC Zen 4)", cpu(false, true, 2, 11), Precision::Fp32,
+      {"Intel Xeon with AVX-512 BF16, no AMX", cpu(false, true, 2, 11), Precision::Fp32,
        "fp32: this CPU has no bf16 matrix units (no amx_bf16, only avx512_bf16); bf16 would be slower here"},
+      {"AMD EPYC with AVX-512 BF16 (Zen 4), LibTorch 1.13", cpu(false, true, 1, 13, true), Precision::Bf16,
+       "bf16: this AMD CPU has AVX-512 BF16 (avx512_bf16), on which LibTorch 1.13 trains bf16 faster than fp32"},
+      {"AMD EPYC with AVX-512 BF16 (Zen 4), LibTorch 2.15", cpu(false, true, 2, 15, true), Precision::Bf16,
+       "bf16: this AMD CPU has AVX-512 BF16 (avx512_bf16), on which LibTorch 2.15 trains bf16 faster than fp32"},
+      {"AMD EPYC without AVX-512 BF16 (Zen 3)", cpu(false, false, 2, 15, true), Precision::Fp32,
+       "fp32: this CPU has no bf16 matrix units (no amx_bf16); bf16 would be slower here"},
       {"no bf16 flags", cpu(false, false, 1, 13), Precision::Fp32,
        "fp32: this CPU has no bf16 matrix units (no amx_bf16); bf16 would be slower here"},
       {"GPU cc 8.0", gpu(80), Precision::Bf16, "bf16: GPU compute capability 8.0 (bf16 tensor cores)"},
