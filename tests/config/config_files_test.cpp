@@ -60,8 +60,10 @@ TEST(ConfigFiles, DefaultIsTheReferenceRecipe) {
 }
 
 // The CPU record lets the machine choose (bf16 with AMX units, fp32 elsewhere).
-TEST(ConfigFiles, CpuRecordChoosesItsPrecision) {
-  EXPECT_EQ(parse_file(paths::join(kConfigDir, "e1_cpu.ini")).training.precision, Precision::Auto);
+// The CPU record recipe trains in fp32 (its time to accuracy is measured in
+// fp32; a bf16 run fell short of the target: docs/performance.md).
+TEST(ConfigFiles, CpuRecordTrainsInFp32) {
+  EXPECT_EQ(parse_file(paths::join(kConfigDir, "e1_cpu.ini")).training.precision, Precision::Fp32);
 }
 
 TEST(ConfigFiles, SmokeIsTinyOnSyntheticData) {
@@ -108,8 +110,7 @@ TEST(ConfigFiles, E1IsTheHivergeRecipeWithTheRecordsPieces) {
 }
 
 // e1_cpu.ini is E1 with a fourth 24 px epoch and 4 steps fewer: the
-// resolution schedule, the step count and the precision (CpuRecordChoosesItsPrecision)
-// differ, every other piece is E1's.
+// resolution schedule and the step count differ, every other piece is E1's.
 TEST(ConfigFiles, E1CpuIsE1WithAFourth24PxEpochAndFourStepsFewer) {
   const RunConfig c = parse_file(paths::join(kConfigDir, "e1_cpu.ini"));
   const RunConfig e1 = parse_file(paths::join(kConfigDir, "e1.ini"));
