@@ -53,9 +53,19 @@ class RecordingWalk : public StartupWalk {
   std::string fail_at_;
 };
 
+// The exit code the walk ends every rank with (AgreedFailure's); 0 when it passes.
+int exit_code_of(RecordingWalk& walk) {
+  try {
+    walk_startup(test::env().comm(), "node", walk, false);
+  } catch (const AgreedFailure& e) {
+    return e.exit_code();
+  }
+  return 0;
+}
+
 TEST(Startup, EveryStageOnceInTheOneOrder) {
   RecordingWalk walk;
-  walk_startup(test::env().comm(), "node", walk, false);
+  EXPECT_EQ(exit_code_of(walk), 0);
   EXPECT_EQ(walk.walked, startup_stage_list());
   EXPECT_EQ(walk.walked,
             "configuration, node launch, device, outputs, data, model, node resources, communication, resume");
@@ -70,12 +80,7 @@ TEST(Startup, StopsAfterTheStageAskedFor) {
 
 TEST(Startup, AFailureOnOneRankStopsEveryRankAtItsStage) {
   RecordingWalk walk("data");
-  try {
-    walk_startup(test::env().comm(), "node", walk, false);
-    FAIL() << "the data stage failed on the last rank";
-  } catch (const AgreedFailure& e) {
-    EXPECT_EQ(e.exit_code(), kExitUsage);
-  }
+  EXPECT_EQ(exit_code_of(walk), kExitUsage) << "the data stage failed on the last rank";
   EXPECT_EQ(walk.walked, "configuration, node launch, device, outputs, data");
   EXPECT_EQ(walk.stage(), StartupStage::Data);
   EXPECT_STREQ(stage_name(walk.stage()), "data");
@@ -83,12 +88,7 @@ TEST(Startup, AFailureOnOneRankStopsEveryRankAtItsStage) {
 
 TEST(Startup, ANodeFailureStopsEveryRankWithTheNodesExitCode) {
   RecordingWalk walk("node resources");
-  try {
-    walk_startup(test::env().comm(), "node", walk, false);
-    FAIL() << "the node resources stage failed on the last rank";
-  } catch (const AgreedFailure& e) {
-    EXPECT_EQ(e.exit_code(), kExitNodeCheck);
-  }
+  EXPECT_EQ(exit_code_of(walk), kExitNodeCheck) << "the node resources stage failed on the last rank";
   EXPECT_EQ(walk.walked, "configuration, node launch, device, outputs, data, model, node resources");
 }
 
