@@ -3,10 +3,10 @@
 #include "placement/cpu_flags.hpp"
 
 #include <gtest/gtest.h>
-#include <unistd.h>
 
-#include <filesystem>
 #include <fstream>
+
+#include "test_files.hpp"  // tests/data
 
 namespace cifar {
 namespace {
@@ -30,13 +30,13 @@ TEST(CpuFlags, NoFlagsLineGivesNone) {
 }
 
 TEST(CpuFlags, ReadFromAProcTree) {
-  const auto proc = std::filesystem::temp_directory_path() / ("cpu_flags_test_" + std::to_string(::getpid()));
-  std::filesystem::create_directories(proc);
-  std::ofstream(proc / "cpuinfo") << "processor\t: 0\nvendor_id\t: GenuineIntel\nflags\t\t: fpu avx512_bf16\n";
-  EXPECT_EQ(read_cpu_flags(proc.string()), (std::set<std::string>{"fpu", "avx512_bf16"}));
-  EXPECT_EQ(read_cpu_vendor(proc.string()), "GenuineIntel");
-  std::filesystem::remove_all(proc);
-  EXPECT_TRUE(read_cpu_flags(proc.string()).empty());
+  const std::string proc = test::TempDir().file("");  // a folder that no longer exists: nothing to read
+  EXPECT_TRUE(read_cpu_flags(proc).empty());
+  EXPECT_EQ(read_cpu_vendor(proc), "");
+  test::TempDir dir;
+  std::ofstream(dir.file("cpuinfo")) << "processor\t: 0\nvendor_id\t: GenuineIntel\nflags\t\t: fpu avx512_bf16\n";
+  EXPECT_EQ(read_cpu_flags(dir.file("")), (std::set<std::string>{"fpu", "avx512_bf16"}));
+  EXPECT_EQ(read_cpu_vendor(dir.file("")), "GenuineIntel");
 }
 
 }  // namespace
