@@ -53,6 +53,15 @@ bool driver_runs_this_build() {
   return stack.driver > 0 && gpu::check_cuda_stack(stack, true).ok;
 }
 
+// The facts every probe starts from: this rank's node and the job's shape.
+NodeFacts facts_of(const World& world) {
+  NodeFacts f;
+  f.host = world.node_name;
+  f.world_size = world.size;
+  f.local_size = world.local_size;
+  return f;
+}
+
 }  // namespace
 
 bool writes_checkpoints(const RunConfig& config, const World& world) {
@@ -60,10 +69,7 @@ bool writes_checkpoints(const RunConfig& config, const World& world) {
 }
 
 NodeFacts probe_launch_facts(const RunConfig& config, const World& world) {
-  NodeFacts f;
-  f.host = world.node_name;
-  f.world_size = world.size;
-  f.local_size = world.local_size;
+  NodeFacts f = facts_of(world);
   f.srun_direct = detect_launcher() == Launcher::Srun;
   const int tasks = env_count("SLURM_STEP_NUM_TASKS");
   f.launcher_tasks = tasks > 0 ? tasks : env_count("SLURM_NTASKS");
@@ -77,10 +83,7 @@ NodeFacts probe_launch_facts(const RunConfig& config, const World& world) {
 
 NodeFacts probe_resource_facts(const RunConfig& config, const World& world, const std::string& backend,
                                const ResourceNeeds& needs) {
-  NodeFacts f;
-  f.host = world.node_name;
-  f.world_size = world.size;
-  f.local_size = world.local_size;
+  NodeFacts f = facts_of(world);
   if (writes_checkpoints(config, world)) {
     dev_t checkpoint_device = 0, model_device = 1;
     f.checkpoint_dir = config.checkpoint.dir;
