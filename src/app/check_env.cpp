@@ -23,6 +23,7 @@
 #include "placement/node_checks.hpp"
 #include "placement/placement_rules.hpp"
 #include "placement/topology_probe.hpp"
+#include "process/startup_deadline.hpp"
 #include "process/threads.hpp"
 #include "step/precision_choice.hpp"
 #include "train/preflight.hpp"
@@ -213,8 +214,14 @@ int run_check_env(const MpiEnvironment& env, const RunConfig& config) {
   // file); with a rank that cannot be placed, through the node launch only.
   EnvCheck check(env, config, placement);
   walk_startup(env.comm(), w.node_name, check, false, failures == 0 ? StartupStage::Resume : StartupStage::NodeLaunch);
+  end_startup();
   if (failures == 0 && w.rank == 0)
     log::info("start-up stages checked: " + startup_stage_list() + " (communication: built by training only)");
+  if (w.rank == 0)
+    log::info(
+        strprintf("start-up deadline: %.0f s per stage, MPI's start included (--startup-timeout); "
+                  "collectives in training: %.0f s (--comm-timeout)",
+                  config.comm.startup_timeout_seconds, config.comm.timeout_seconds));
   const bool strict_failure = config.strict && warnings > 0;
   if (w.rank == 0) {
     if (strict_failure) log::info(strprintf("--strict: %d placement warning(s) count as errors", warnings));

@@ -7,7 +7,9 @@
 #include "config/run_config.hpp"
 #include "mpi/mpi_main.hpp"
 #include "process/preemption.hpp"
+#include "process/startup_deadline.hpp"
 #include "train/trainer.hpp"
+#include "util/deadline.hpp"
 #include "util/error.hpp"
 #include "util/log.hpp"
 
@@ -17,10 +19,18 @@ int main(int argc, char** argv) {
   // moments of a job (a launcher forwarding a preemption) is recorded, and the
   // trainer stops cleanly with exit code 3 instead of dying by the signal.
   install_preemption_handlers();
+  // From here to the first step, every stage runs against the clock: MPI's
+  // start cannot time out by itself.
+  begin_startup(milliseconds_of(startup_timeout_on_command_line(argc, argv)));
   return run_mpi_main(argc, argv, [](MpiEnvironment& env, int argc, char** argv) {
     const RegisteredNames names = registered_names();
     RunConfig config;
-    agree_on_startup(env.comm(), [&] { config = parse_config(argc, argv, names); });
+    enter_startup_stage("options");
+    agree_on_startup(env.comm(), [&] {
+      config = parse_config(argc, argv, names);
+      wait_for_other_ranks();
+    });
+    set_startup_limit(milliseconds_of(config.comm.startup_timeout_seconds));
     if (config.help || config.check_env || !config.checkpoint.enabled()) release_preemption_handlers();
     announce_stop_handlers(env.world().rank);  // after the agreement: every rank has its handlers
     if (config.help) {

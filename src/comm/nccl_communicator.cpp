@@ -12,6 +12,7 @@
 #include "gpu/cuda_runtime.hpp"
 #include "gpu/torch_stream.hpp"
 #include "mpi/mpi_env.hpp"
+#include "util/deadline.hpp"
 #include "util/log.hpp"
 
 namespace cifar {
@@ -76,7 +77,12 @@ class NcclWork final : public Work {
 class NcclCommunicator final : public Communicator {
  public:
   NcclCommunicator(MPI_Comm comm, int device, std::chrono::milliseconds timeout)
-      : Communicator(timeout), device_(device) {
+      : Communicator(timeout), device_(device), heartbeat_([this](const std::string& what, auto limit) {
+          fail(strprintf("%s has not run for %.0f s: it is stuck (in the CUDA driver?), and a stalled collective "
+                         "would go unseen",
+                         what.c_str(), static_cast<double>(limit.count()) / 1000.0),
+               kExitCommTimeout);
+        }) {
     MPI_CHECK(MPI_Comm_rank(comm, &rank_));
     MPI_CHECK(MPI_Comm_size(comm, &size_));
     gpu::set_device(device_);
@@ -186,10 +192,15 @@ class NcclCommunicator final : public Communicator {
     in_flight_.push_back(InFlight{std::move(done), description, std::chrono::steady_clock::now()});
   }
 
+  // Beats its heartbeat every round: if a round never ends (a CUDA call that
+  // hangs in the driver), the heartbeat's own thread ends the job after
+  // --comm-timeout, as the watchdog would have.
   void watch() {
     gpu::set_device(device_);
+    heartbeat_.arm("the NCCL watchdog (the thread that ends the job when a collective stalls)", timeout_);
     while (!stop_) {
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      heartbeat_.beat();
       std::lock_guard<std::mutex> lock(mutex_);
       for (auto it = in_flight_.begin(); it != in_flight_.end();) {
         const cudaError_t state = cudaEventQuery(it->done.get());
@@ -215,6 +226,7 @@ class NcclCommunicator final : public Communicator {
         ++it;
       }
     }
+    heartbeat_.disarm();
   }
 
   // Ends the job without ncclCommAbort, which can block for minutes on a
@@ -233,6 +245,7 @@ class NcclCommunicator final : public Communicator {
   std::mutex mutex_;
   std::list<InFlight> in_flight_;
   std::atomic<bool> stop_{false};
+  Deadline heartbeat_;  // the watchdog's own watch
   std::thread watchdog_;
 };
 

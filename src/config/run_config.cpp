@@ -245,6 +245,9 @@ void visit_comm_options(CommConfig& c, const RegisteredNames& names, Visitor&& v
   v(s, "first-bucket-mb", c.first_bucket_mb, kMayChange,
     "size of the first gradient bucket in MiB (starts communication early)");
   v(s, "comm-timeout", c.timeout_seconds, kMayChange, "seconds a collective may take before the job is ended");
+  v(s, "startup-timeout", c.startup_timeout_seconds, kMayChange,
+    "seconds each start-up stage may take (MPI's start, reading the options and the data, NCCL's set-up, ...) "
+    "before the job is ended: a rank that died or hangs before the first step stops the job, not its time limit");
   v(s, "allow-socket-network", c.allow_socket_network, kMayChange,
     "let a multi-node NCCL job run when NCCL chose TCP sockets between the nodes (refused by default: several "
     "times slower than InfiniBand or RoCE)");
@@ -715,9 +718,11 @@ void validate_limits(const RunConfig& c) {
        {std::pair<const char*, double>{"bucket-mb", c.comm.bucket_mb}, {"first-bucket-mb", c.comm.first_bucket_mb}})
     require(mb > 0 && mb <= kMaxBucketMb,
             strprintf("--%s must be positive and at most %.0f (1 TiB), got %s", name, kMaxBucketMb, text(mb).c_str()));
-  require(c.comm.timeout_seconds > 0 && c.comm.timeout_seconds <= kMaxCommTimeoutSeconds,
-          strprintf("--comm-timeout must be positive and at most %.0f seconds (a week), got %s", kMaxCommTimeoutSeconds,
-                    text(c.comm.timeout_seconds).c_str()));
+  for (const auto& [name, seconds] : {std::pair<const char*, double>{"comm-timeout", c.comm.timeout_seconds},
+                                      {"startup-timeout", c.comm.startup_timeout_seconds}})
+    require(seconds > 0 && seconds <= kMaxCommTimeoutSeconds,
+            strprintf("--%s must be positive and at most %.0f seconds (a week), got %s", name, kMaxCommTimeoutSeconds,
+                      text(seconds).c_str()));
 }
 
 void validate_names_and_paths(const RunConfig& c, const RegisteredNames& names) {
@@ -786,6 +791,27 @@ std::string resolve_config_file(const std::string& name, const std::vector<std::
                     "(searched " + (searched.empty() ? std::string("no folder") : searched) +
                     "; configs there: " + (known.empty() ? std::string("none") : known) +
                     "). Give a path, or set CIFAR_MPI_HOME to the install prefix (module load cifar_mpi does)");
+}
+
+double startup_timeout_on_command_line(int argc, const char* const argv[]) {
+  const std::string option = "--startup-timeout";
+  double seconds = kDefaultStartupTimeoutSeconds;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    std::string value;
+    if (arg == option && i + 1 < argc) {
+      value = argv[i + 1];
+    } else if (arg.rfind(option + "=", 0) == 0) {
+      value = arg.substr(option.size() + 1);
+    } else {
+      continue;
+    }
+    char* end = nullptr;
+    const double parsed = std::strtod(value.c_str(), &end);
+    // A bad value keeps the default here; the reading of the options refuses it.
+    if (!value.empty() && *end == '\0' && parsed > 0 && parsed <= kMaxCommTimeoutSeconds) seconds = parsed;
+  }
+  return seconds;
 }
 
 RunConfig parse_config(int argc, const char* const argv[], const RegisteredNames& names) {

@@ -30,6 +30,9 @@ inline constexpr int kThreadsPerCpu = 4;         // --threads, --blas-threads: a
 inline constexpr int kMaxPrefetchBatches = 64;   // each prefetched batch holds memory
 inline constexpr double kMaxBucketMb = 1 << 20;  // 1 TiB
 inline constexpr double kMaxCommTimeoutSeconds = 7 * 24 * 3600.0;
+// Each start-up stage's limit (process/startup_deadline.hpp): MPI's start on
+// a large job and NCCL's set-up take seconds to a minute.
+inline constexpr double kDefaultStartupTimeoutSeconds = 300.0;
 
 // What the training set is and how batches are drawn from it.
 struct DataConfig {
@@ -105,7 +108,8 @@ struct CommConfig {
   std::string backend = "auto";  // auto, or a name in the backend registry (comm/backends.hpp)
   double bucket_mb = 25.0;
   double first_bucket_mb = 1.0;
-  double timeout_seconds = 600.0;     // --comm-timeout
+  double timeout_seconds = 600.0;                                  // --comm-timeout
+  double startup_timeout_seconds = kDefaultStartupTimeoutSeconds;  // --startup-timeout: each start-up stage
   bool allow_socket_network = false;  // --allow-socket-network: NCCL over TCP between nodes
 };
 
@@ -187,6 +191,12 @@ OptimConfig built_optimizer_config(const RunConfig& config);
 // --data comes from the command line, else from $CIFAR_DATA (where a site
 // keeps the data set), else from the config file, else data/cifar10.h5.
 RunConfig parse_config(int argc, const char* const argv[], const RegisteredNames& names);
+
+// --startup-timeout as the command line gives it, before MPI has started and
+// the options are read (MPI's start and the reading run under it): the last
+// positive number given, else kDefaultStartupTimeoutSeconds. A config file's
+// value applies from the first stage after the reading.
+double startup_timeout_on_command_line(int argc, const char* const argv[]);
 
 // Where an installed cifar_mpi keeps its configs: $CIFAR_MPI_HOME (set by
 // the module file) and the program's own folder, each + kInstalledConfigDir.

@@ -10,6 +10,15 @@
 // moment: the run checkpoints at that step's end and stops (exit code 3).
 // Unset (always, outside the tests) it costs one comparison per step; there
 // is no command-line option on purpose.
+//
+// At start-up (tests/robustness/startup_faults.sh, tests/slurm/test_startup_faults.sh), with
+//
+//   CIFAR_STARTUP_FAULT=rank=R,stage=NAME,kind=exit|stall
+//
+// rank R exits (code 1) or stalls for good as it enters start-up stage NAME
+// (process/startup_deadline.hpp: "MPI start", before MPI_Init, "options", or
+// a stage of train/startup.hpp; '-' may stand for a space): a rank that dies
+// before MPI starts, or hangs before the first collective.
 #pragma once
 
 #include <string>
@@ -32,5 +41,18 @@ class FaultInjector {
   long step_ = -1;       // -1: no fault on this rank
   bool signal_ = false;  // kind=usr1
 };
+
+struct StartupFault {
+  int rank = -1;  // -1: none
+  std::string stage;
+  bool stall = false;  // kind=stall; else kind=exit
+};
+
+// Reads CIFAR_STARTUP_FAULT (none when unset); throws ConfigError naming the
+// variable when it is malformed.
+StartupFault startup_fault_from_environment();
+StartupFault parse_startup_fault(const std::string& text);
+// Exits or stalls when `fault` is this rank's at `stage`.
+void strike_startup_fault(const StartupFault& fault, int rank, const std::string& stage);
 
 }  // namespace cifar

@@ -13,14 +13,13 @@
 #include "optim/optimizer.hpp"
 #include "outputs/owner_records.hpp"
 #include "train/preflight.hpp"
+#include "util/deadline.hpp"
 #include "util/log.hpp"
 
 namespace cifar {
 namespace {
 
-std::chrono::milliseconds comm_timeout(const CommConfig& c) {
-  return std::chrono::milliseconds(static_cast<long>(c.timeout_seconds * 1000));
-}
+std::chrono::milliseconds comm_timeout(const CommConfig& c) { return milliseconds_of(c.timeout_seconds); }
 
 }  // namespace
 

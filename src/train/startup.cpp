@@ -3,6 +3,7 @@
 #include "train/startup.hpp"
 
 #include "comm/agreement.hpp"
+#include "process/startup_deadline.hpp"
 
 namespace cifar {
 namespace {
@@ -53,11 +54,23 @@ void walk_startup(MPI_Comm comm, const std::string& host, StartupWalk& walk, boo
                   StartupStage last) {
   for (const Stage& s : stages()) {
     walk.stage_ = s.stage;
+    enter_startup_stage(s.name, s.agreement == Agreement::Own ? StageMeeting::Inside : StageMeeting::AtItsEnd);
     switch (s.agreement) {
-      case Agreement::Agreed: agree_on_startup(comm, [&] { (walk.*s.run)(); }); break;
+      case Agreement::Agreed:
+        agree_on_startup(comm, [&] {
+          (walk.*s.run)();
+          wait_for_other_ranks();
+        });
+        break;
       case Agreement::NodeChecks:
         agree_on_node_checks(
-            comm, host, [&] { return (walk.*s.probe)(); }, write_failed_nodes);
+            comm, host,
+            [&] {
+              auto failures = (walk.*s.probe)();
+              wait_for_other_ranks();
+              return failures;
+            },
+            write_failed_nodes);
         break;
       case Agreement::Own: (walk.*s.run)(); break;
     }

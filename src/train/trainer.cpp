@@ -11,6 +11,7 @@
 #include "outputs/model_file.hpp"
 #include "outputs/owner_records.hpp"
 #include "process/preemption.hpp"
+#include "process/startup_deadline.hpp"
 #include "train/startup.hpp"
 #include "util/log.hpp"
 #include "util/paths.hpp"
@@ -80,6 +81,7 @@ int Trainer::run() {
   announce();
   if (config_.checkpoint.enabled() && preempted_during_startup(*run_.control, position_.step > 0))
     return kExitPreempted;
+  end_startup();  // the last collective before the first step is behind
   // The run's outputs are this run's from its first step on.
   if (world_.rank == 0) claim_outputs(config_.output, run_.resumption.run_id, run_.resumption.run_folder);
   run_start_ = Clock::now();

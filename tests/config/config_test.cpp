@@ -225,6 +225,7 @@ TEST(Config, ValuesMustBeFiniteAndWithinTheirLimits) {
       {{"--warmup-epochs", "1e300"}, "--warmup-epochs must be between 0 and --epochs (10)"},
       {{"--comm-timeout", "inf"}, "--comm-timeout must be a finite number"},
       {{"--comm-timeout", "1e9"}, "at most 604800 seconds"},
+      {{"--startup-timeout", "0"}, "--startup-timeout must be positive and at most 604800 seconds"},
       {{"--bucket-mb", "1e30"}, "--bucket-mb must be positive and at most 1048576"},
       {{"--threads", "100000"}, "--threads must be 0 (automatic) or up to"},
       {{"--blas-threads", "100000"}, "--blas-threads must be"},
@@ -248,6 +249,23 @@ TEST(Config, ValuesMustBeFiniteAndWithinTheirLimits) {
   EXPECT_EQ(parse({}).checkpoint.elastic_batch, ElasticBatch::Global);
   EXPECT_EQ(parse({"--elastic-batch", "per-rank"}).checkpoint.elastic_batch, ElasticBatch::PerRank);
   EXPECT_NE(error_of({"--elastic-batch", "local"}).find("global, per-rank"), std::string::npos);
+}
+
+// MPI's start runs under the command line's --startup-timeout, read before
+// the options are: the last valid value, else the default.
+TEST(Config, StartupTimeoutIsReadBeforeTheOptions) {
+  auto read = [](std::vector<const char*> args) {
+    args.insert(args.begin(), "cifar_mpi");
+    return startup_timeout_on_command_line(static_cast<int>(args.size()), args.data());
+  };
+  EXPECT_EQ(read({}), kDefaultStartupTimeoutSeconds);
+  EXPECT_EQ(read({"--startup-timeout", "20"}), 20);
+  EXPECT_EQ(read({"--startup-timeout=7.5", "--epochs", "2"}), 7.5);
+  EXPECT_EQ(read({"--startup-timeout", "20", "--startup-timeout", "30"}), 30);
+  for (const char* bad : {"0", "-3", "x", "inf", "1e9"})
+    EXPECT_EQ(read({"--startup-timeout", bad}), kDefaultStartupTimeoutSeconds) << bad;
+  EXPECT_EQ(read({"--startup-timeout"}), kDefaultStartupTimeoutSeconds);  // no value: the reading says so
+  EXPECT_EQ(parse({"--startup-timeout", "45"}).comm.startup_timeout_seconds, 45);
 }
 
 // What a checkpoint can only be continued with: the options that change the

@@ -29,5 +29,26 @@ TEST(FaultInjection, MalformedValuesAreRefused) {
     EXPECT_THROW(FaultInjector(1, text), ConfigError) << text;
 }
 
+TEST(FaultInjection, StartupFaultNamesRankStageAndKind) {
+  const StartupFault exits = parse_startup_fault("rank=1,stage=MPI-start,kind=exit");
+  EXPECT_EQ(exits.rank, 1);
+  EXPECT_EQ(exits.stage, "MPI start");  // '-' stands for a space
+  EXPECT_FALSE(exits.stall);
+  const StartupFault stalls = parse_startup_fault("kind=stall,stage=node resources,rank=0");
+  EXPECT_EQ(stalls.rank, 0);
+  EXPECT_EQ(stalls.stage, "node resources");
+  EXPECT_TRUE(stalls.stall);
+  // Another rank's fault, or another stage's, does nothing here.
+  EXPECT_NO_FATAL_FAILURE(strike_startup_fault(stalls, 1, "node resources"));
+  EXPECT_NO_FATAL_FAILURE(strike_startup_fault(stalls, 0, "data"));
+}
+
+TEST(FaultInjection, MalformedStartupFaultsAreRefused) {
+  for (const char* text :
+       {"rank=1,stage=data", "rank=1,kind=exit", "stage=data,kind=exit", "rank=1,stage=data,kind=hang",
+        "rank=-1,stage=data,kind=exit", "rank=1,stage=,kind=exit", "rank=1,stage=data,kind=exit,x=1"})
+    EXPECT_THROW(parse_startup_fault(text), ConfigError) << text;
+}
+
 }  // namespace
 }  // namespace cifar
