@@ -75,7 +75,8 @@ cifar_backoff_seconds() {
 
 # cifar_request_stop SIGNAL [AS]: called by the launchers' traps. A run asked
 # to stop (preemption, scancel, SIGTERM, Ctrl-C) is never restarted; a running
-# step gets the stop as signal AS (default SIGNAL), through cifar_pass_stop_on.
+# step gets the stop as signal AS (default SIGNAL), through cifar_pass_stop_on;
+# AS "" sends nothing (the ranks get the signal from elsewhere, e.g. Slurm).
 # Before a step starts, nothing is started (cifar_supervise).
 CIFAR_STOP_REQUESTED=
 CIFAR_STOP_PENDING=
@@ -84,7 +85,7 @@ CIFAR_STEP_PID=
 CIFAR_STEP_STARTED=0
 cifar_request_stop() {
   CIFAR_STOP_REQUESTED=$1
-  CIFAR_STOP_PENDING=${2:-$1}
+  CIFAR_STOP_PENDING=${2-$1}
   cifar_pass_stop_on
 }
 
@@ -357,6 +358,12 @@ cifar_drop_lost_hosts() {
 # With `#SBATCH --no-kill` a failed node does not end the allocation: Slurm
 # removes it from the job, and new steps may run on the nodes that remain.
 
+# cifar_slurm_job_field FIELD: one field of this job's `scontrol show job`
+# (JobState, Restarts, NodeList, ...); empty when Slurm does not answer.
+cifar_slurm_job_field() {
+  scontrol show job "$SLURM_JOB_ID" 2>/dev/null | tr ' ' '\n' | sed -n "s/^$1=//p" | head -n 1 || true
+}
+
 # cifar_slurm_tasks_per_node: the job's tasks per node (the layout a restart
 # keeps on fewer nodes).
 cifar_slurm_tasks_per_node() {
@@ -374,7 +381,7 @@ cifar_slurm_tasks_per_node() {
 # first allocation).
 cifar_slurm_job_nodes() {
   local list
-  list=$(scontrol show job "$SLURM_JOB_ID" 2>/dev/null | tr ' ' '\n' | sed -n 's/^NodeList=//p' | head -n 1)
+  list=$(cifar_slurm_job_field NodeList)
   [[ -n $list && $list != "(null)" ]] || list=$SLURM_JOB_NODELIST
   scontrol show hostnames "$list"
 }
@@ -468,7 +475,7 @@ cifar_slurm_requeue_without_lost() {
     scontrol requeue "$SLURM_JOB_ID"
     return
   fi
-  old=$(scontrol show job "$SLURM_JOB_ID" 2>/dev/null | tr ' ' '\n' | sed -n 's/^ExcNodeList=//p' | head -n 1)
+  old=$(cifar_slurm_job_field ExcNodeList)
   [[ $old != "(null)" ]] || old=
   [[ -z $old ]] || mapfile -t new < <(scontrol show hostnames "$old")
   for node in "${CIFAR_SLURM_LOST[@]}"; do
@@ -483,6 +490,32 @@ cifar_slurm_requeue_without_lost() {
     cifar_log "scontrol update JobId=$SLURM_JOB_ID ExcNodeList=$merged failed: the job may start on those nodes again"
   fi
   scontrol release "$SLURM_JOB_ID"
+}
+
+# cifar_slurm_requeued_by_slurm: whether Slurm itself has put this job back
+# in the queue while this incarnation runs (`scontrol requeue`, or preemption
+# with PreemptMode=REQUEUE). Slurm counts the requeue at once: the job's
+# Restarts= is then above this incarnation's SLURM_RESTART_COUNT. It ends
+# the incarnation with SIGTERM (SIGKILL after KillWait) and starts the job
+# again by itself, so the job scripts must neither requeue it a second time
+# nor restart the step in place.
+cifar_slurm_requeued_by_slurm() {
+  local restarts
+  restarts=$(cifar_slurm_job_field Restarts)
+  [[ $restarts =~ ^[0-9]+$ ]] && ((restarts > ${SLURM_RESTART_COUNT:-0}))
+}
+
+# cifar_slurm_ending_job: whether Slurm itself is ending this incarnation
+# (scancel, scontrol requeue, a time limit, preemption): the job is no longer
+# RUNNING, or was requeued, and Slurm sends SIGTERM to every process of
+# every step on its own, the ranks inside Pyxis containers included. SIGTERM
+# to the batch shell alone (`scancel --signal=TERM --batch`,
+# `--signal=B:TERM@...`) leaves the job RUNNING. Without an answer from
+# Slurm: not known to end.
+cifar_slurm_ending_job() {
+  local state
+  state=$(cifar_slurm_job_field JobState)
+  [[ -n $state && $state != RUNNING ]] || cifar_slurm_requeued_by_slurm
 }
 
 # cifar_slurm_ntasks: the tasks of the next step.

@@ -11,9 +11,10 @@
 #      (#SBATCH --signal=B:USR1@120), or someone runs
 #      `scancel --signal=USR1 --batch JOBID`. SIGTERM (scancel, preemption,
 #      a time limit reached without the warning) is forwarded the same way.
-#   2. The trap forwards the signal to the launcher (srun or mpirun), which
-#      forwards it to every rank. The program finishes its step, writes a
-#      checkpoint and exits with code 3.
+#   2. The trap forwards the signal to the launcher (srun or mpirun) as
+#      SIGUSR1, which the launcher forwards to every rank (neither passes
+#      SIGTERM on). The program finishes its step, writes a checkpoint and
+#      exits with code 3.
 #   3. Exit code 3 after SIGUSR1 (or after a signal the ranks got directly)
 #      -> `scontrol requeue $SLURM_JOB_ID`: the job goes back to
 #      the queue under the same job id (so the same default run folder) and the
@@ -22,10 +23,18 @@
 #      CIFAR_REQUEUE=0 turns requeueing off (the job then ends with exit code 3,
 #      the checkpoint stays for a manual resubmit); CIFAR_MAX_REQUEUES
 #      (default 20) stops a job that is preempted forever.
-#   Exit code 3 after SIGTERM is not requeued: Slurm is ending the job
-#   (scontrol requeue would even revive a job the user cancelled); with
-#   PreemptMode=REQUEUE Slurm requeues it itself. The job ends with exit code
-#   3 and its checkpoint; a new job with the same CIFAR_RUN_DIR resumes.
+#   Exit code 3 after SIGTERM is not requeued by the script: Slurm is ending
+#   the job (scontrol requeue would even revive a job the user cancelled).
+#   After `scancel` or a time limit the job ends with exit code 3 and its
+#   checkpoint; a new job with the same CIFAR_RUN_DIR resumes. After
+#   `scontrol requeue` (or preemption with PreemptMode=REQUEUE) Slurm has
+#   requeued the job itself before the SIGTERM: the script sees it
+#   (cifar_slurm_requeued_by_slurm), says so and exits 0, and the next start
+#   resumes. When Slurm ends a job (scancel, scontrol requeue, time limit),
+#   SIGTERM reaches the batch shell, srun and the ranks at once (inside
+#   Pyxis containers too), and SIGKILL follows KillWait seconds later:
+#   KillWait must leave time for one step, the checkpoint and, with Pyxis,
+#   the removal of the unpacked image (docs/slurm.md).
 #
 # Failures (jobs/cifar_restart.sh): a step that fails with any exit code but
 # 2 (configuration), 5 (divergence) or 6 (bad input), and was not asked to stop, is started
@@ -58,14 +67,26 @@ source "$jobs_dir/cifar_common.sh"
 launcher_name=${CIFAR_LAUNCHER:-srun}
 launcher=("$launcher_name")
 terminated_by_slurm=0
+# A stop reaches the launcher as SIGUSR1, whatever the signal was: srun and
+# mpirun pass SIGUSR1 on to every rank, but neither passes SIGTERM on. srun
+# answers SIGTERM by abandoning the step: it waits KillWait + 2 s, then has
+# Slurm SIGKILL the ranks, without a checkpoint; mpirun ends the job with
+# exit code 1. cifar_mpi handles both signals alike (checkpoint, exit 3).
+# When Slurm itself ends the job (scancel, scontrol requeue, a time limit),
+# its SIGTERM reaches the ranks of an srun step directly, inside Pyxis
+# containers too: nothing is forwarded then, so the ranks stop on that
+# SIGTERM alone.
 # shellcheck disable=SC2317  # called by the traps below
 forward_signal() {
-  local as=$1
   [[ $1 != TERM ]] || terminated_by_slurm=1
-  [[ $launcher_name != mpirun ]] || as=USR1  # see the mpirun case below
+  if [[ $1 == TERM && $launcher_name == srun ]] && cifar_slurm_ending_job; then
+    cifar_log "received SIGTERM; Slurm is ending the job and sends SIGTERM to every rank itself"
+    cifar_request_stop TERM ""
+    return 0
+  fi
   [[ -z $CIFAR_STEP_PID ]] ||
-    cifar_log "received SIG$1; forwarding it to the job step as SIG$as (${launcher[0]} pid ${CIFAR_STEP_PID})"
-  cifar_request_stop "$1" "$as"
+    cifar_log "received SIG$1; forwarding it to the job step as SIGUSR1 (${launcher[0]} pid ${CIFAR_STEP_PID})"
+  cifar_request_stop "$1" USR1
 }
 trap 'forward_signal USR1' USR1
 trap 'forward_signal TERM' TERM
@@ -87,7 +108,8 @@ case $launcher_name in
   # (check `srun --mpi=list` shows pmix). Every rank sees all GPUs of its node
   # and takes cuda:<local rank>. No --kill-on-bad-exit: ranks that end with
   # code 3 one after another must not have the slower ones killed mid-exit;
-  # real failures end the whole job through MPI_Abort.
+  # real failures end the whole job through MPI_Abort. A stop reaches it as
+  # SIGUSR1 (forward_signal, above).
   srun) ;;
   # mpirun inside the allocation reads the node list and slots from Slurm and
   # starts its daemons with srun. Use it where srun lacks PMIx support. It
@@ -151,8 +173,12 @@ case $step_status in
     cifar_log "preempted: checkpoint written to ${CIFAR_RUN_DIR}/checkpoints"
     if [[ ${CIFAR_REQUEUE:-1} != 1 ]]; then
       cifar_log "CIFAR_REQUEUE=${CIFAR_REQUEUE}: not requeueing; resubmit with CIFAR_RUN_DIR=${CIFAR_RUN_DIR} to resume"
+    elif ((terminated_by_slurm)) && cifar_slurm_requeued_by_slurm; then
+      cifar_log "SIGTERM: Slurm requeued job ${SLURM_JOB_ID} itself (scontrol requeue or preemption):" \
+        "not requeueing it again; it resumes from the newest checkpoint when it starts again"
+      exit 0
     elif ((terminated_by_slurm)); then
-      cifar_log "SIGTERM: Slurm is ending this job (scancel, preemption or time limit): not requeueing;" \
+      cifar_log "SIGTERM: the job is asked to end (scancel, preemption or time limit): not requeueing;" \
         "resubmit with CIFAR_RUN_DIR=${CIFAR_RUN_DIR} to resume"
     else
       requeue_job ""

@@ -6,6 +6,8 @@
 # idle. MINI_CLUSTER_PLUGSTACK, when set, names the plugstack.conf of the
 # SPANK plugins slurmd loads (a container plugin such as Pyxis); the daemons
 # get the caller's PATH, where such a plugin finds its runtime.
+# MINI_CLUSTER_KILL_WAIT sets KillWait, the seconds between the SIGTERM that
+# ends a job (scancel, scontrol requeue) and the SIGKILL (default 5).
 # mini_cluster_stop ends exactly the daemons it started. Nothing outside
 # DIR is touched, so it can run beside a site's real Slurm or a second copy of
 # itself (ports are picked free at start).
@@ -106,7 +108,7 @@ SchedulerType=sched/builtin
 # The main scheduling loop also runs every 2 s (default 60 s): a requeued job's
 # begin time passes without any event that would start it sooner.
 SchedulerParameters=sched_interval=2
-KillWait=5
+KillWait=${MINI_CLUSTER_KILL_WAIT:-5}
 SlurmdParameters=config_overrides
 StateSaveLocation=${dir}/state
 SlurmdSpoolDir=${dir}/spool
