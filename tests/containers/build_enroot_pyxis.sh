@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # container.enroot_pyxis_build (fixture): NVIDIA's Enroot and Pyxis, which
 # neither Debian nor PyPI ships, built from their unchanged sources for the
-# tests that run the image under them (container.enroot, container.pyxis_preempt).
+# tests that run the image under them (container.enroot, container.pyxis_*).
 # CIFAR_THIRD_PARTY names a folder holding enroot/ (4.x) and pyxis/ (0.2x);
 # tools/test.sh leaves these tests out, saying so, when it is unset.
 #   OUT/enroot   Enroot's prefix (bin/enroot): built against glibc with the
