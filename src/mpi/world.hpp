@@ -5,6 +5,7 @@
 #include <mpi.h>
 
 #include <string>
+#include <vector>
 
 namespace cifar {
 
@@ -22,9 +23,24 @@ struct World {
   std::string node_name;
 };
 
+// Where one rank stands among the nodes of its job.
+struct NodeLayout {
+  int local_rank = 0;  // among the ranks of its node, in world-rank order
+  int local_size = 1;  // ranks on its node
+  int node_index = 0;  // its node's place when the nodes are ordered by their lowest world rank
+  int num_nodes = 1;
+};
+
+// `node_of_rank[r]` names the node of world rank r (ranks of one node share
+// the name, no other node has it). Ranks need not come node by node: Slurm
+// may order them by the network's topology (rank 0 and 5 on one node, 1-4 on
+// another), so nothing here assumes that a node's ranks are consecutive.
+NodeLayout node_layout(const std::vector<std::string>& node_of_rank, int rank);
+
 // Collective over `comm`: splits it by shared-memory node and derives the
-// node-local rank, node index and node count. Right under mpirun and under
-// `srun --mpi=pmix`, where the launcher tells MPI which ranks share a node.
+// node-local rank, node index and node count (node_layout). Right under
+// mpirun and under `srun --mpi=pmix`, where the launcher tells MPI which
+// ranks share a node.
 World discover_world(MPI_Comm comm);
 
 }  // namespace cifar

@@ -2,7 +2,8 @@
 // 0..local_size-1 on each node, and every node is one distinct host. The
 // expected number of nodes comes from CIFAR_EXPECT_NODES (default 1: ctest's
 // one-host runs); the multinode tests set it when they run this binary across
-// simulated hosts with an equal number of consecutive ranks per host.
+// simulated hosts with an equal number of ranks per host. The layout itself
+// (node_layout) is checked on made-up jobs whose ranks are not in node order.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -12,6 +13,7 @@
 
 #include "mpi/world.hpp"
 #include "support/mpi_test_env.hpp"
+#include "util/error.hpp"
 
 namespace cifar {
 namespace {
@@ -33,6 +35,46 @@ std::vector<std::string> all_hosts(const World& w) {
   return hosts;
 }
 
+// One row: each rank's node, and the layout every rank must get.
+struct LayoutRow {
+  const char* name;
+  std::vector<std::string> node_of_rank;
+  std::vector<int> local_rank, local_size, node_index;
+  int num_nodes;
+};
+
+TEST(NodeLayout, RanksInAnyOrder) {
+  const std::vector<LayoutRow> rows = {
+      {"node by node", {"A", "A", "B", "B"}, {0, 1, 0, 1}, {2, 2, 2, 2}, {0, 0, 1, 1}, 2},
+      // Slurm's topology order: 6 ranks on 2 nodes as A B B A B A.
+      {"interleaved", {"A", "B", "B", "A", "B", "A"}, {0, 0, 1, 1, 2, 2}, {3, 3, 3, 3, 3, 3}, {0, 1, 1, 0, 1, 0}, 2},
+      // Rank 0 and 5 on one node, 1-4 on another: nodes numbered by their lowest rank.
+      {"ends on one node",
+       {"A", "B", "B", "B", "B", "A"},
+       {0, 0, 1, 2, 3, 1},
+       {2, 4, 4, 4, 4, 2},
+       {0, 1, 1, 1, 1, 0},
+       2},
+      {"uneven, three nodes", {"C", "A", "C", "B", "A"}, {0, 0, 1, 0, 1}, {2, 2, 2, 1, 2}, {0, 1, 0, 2, 1}, 3},
+      {"one rank", {"A"}, {0}, {1}, {0}, 1},
+  };
+  for (const auto& row : rows) {
+    for (int r = 0; r < static_cast<int>(row.node_of_rank.size()); ++r) {
+      const NodeLayout l = node_layout(row.node_of_rank, r);
+      const auto at = static_cast<size_t>(r);
+      EXPECT_EQ(l.local_rank, row.local_rank[at]) << row.name << ", rank " << r;
+      EXPECT_EQ(l.local_size, row.local_size[at]) << row.name << ", rank " << r;
+      EXPECT_EQ(l.node_index, row.node_index[at]) << row.name << ", rank " << r;
+      EXPECT_EQ(l.num_nodes, row.num_nodes) << row.name << ", rank " << r;
+    }
+  }
+}
+
+TEST(NodeLayout, RankOutsideTheJob) {
+  EXPECT_THROW(node_layout({"A", "B"}, 2), Error);
+  EXPECT_THROW(node_layout({"A", "B"}, -1), Error);
+}
+
 TEST(World, LocalRanksPerHost) {
   const World w = discover_world(test::env().comm());
   int size = 0;
@@ -44,14 +86,14 @@ TEST(World, LocalRanksPerHost) {
   EXPECT_EQ(w.size, size);
   EXPECT_EQ(w.num_nodes, nodes);
   EXPECT_EQ(w.local_size, per_node);
-  // Ranks are placed host by host, so node and local order follow world order.
-  EXPECT_EQ(w.node_index, w.rank / per_node);
-  EXPECT_EQ(w.local_rank, w.rank % per_node);
   EXPECT_FALSE(w.host.empty());
 
-  // Same node <=> same host name.
+  // Same node <=> same host name, in whatever order the launcher numbered the ranks.
   const auto hosts = all_hosts(w);
-  for (int r = 0; r < size; ++r) EXPECT_EQ(hosts[r] == w.host, r / per_node == w.node_index) << "rank " << r;
+  const NodeLayout by_host = node_layout(hosts, w.rank);
+  EXPECT_EQ(w.node_index, by_host.node_index);
+  EXPECT_EQ(w.local_rank, by_host.local_rank);
+  EXPECT_EQ(w.local_size, by_host.local_size);
   EXPECT_EQ(std::set<std::string>(hosts.begin(), hosts.end()).size(), static_cast<size_t>(nodes));
 }
 
