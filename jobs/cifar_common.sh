@@ -179,6 +179,34 @@ cifar_export_rank_env() {
   # export NCCL_IB_HCA=mlx5
 }
 
+# cifar_slurm_version_at_least MAJOR MINOR: whether srun is Slurm MAJOR.MINOR
+# or newer (`srun --version` prints e.g. "slurm 23.11.4" or "slurm-wlm 22.05.8").
+cifar_slurm_version_at_least() {
+  local version
+  version=$(srun --version 2>/dev/null) || return 1
+  [[ $version =~ ([0-9]+)\.([0-9]+) ]] || return 1
+  ((BASH_REMATCH[1] > $1 || (BASH_REMATCH[1] == $1 && 10#${BASH_REMATCH[2]} >= $2)))
+}
+
+# cifar_srun_gpu_options: sets the array CIFAR_SRUN_GPU, srun's options for
+# the job's GPUs. With GPUs bound per task (sbatch --gpus-per-task, which
+# sets SLURM_GPUS_PER_TASK), Slurm 23.11 and newer confine each task to its
+# own GPU where the site constrains devices (cgroups, ConstrainDevices=yes):
+# NCCL then cannot reach the other ranks' GPUs of the node for its
+# peer-to-peer and shared-memory transports and fails with
+# ncclUnhandledCudaError. --gres-flags=allow-task-sharing lets every task of
+# the node open the node's GPUs while each still computes on its own.
+# Older srun rejects the flag (and does not confine tasks): none there, nor
+# for GPUs per node, which every rank of the node sees anyway.
+# shellcheck disable=SC2034  # CIFAR_SRUN_GPU is the launcher's (jobs/run_cifar.sh)
+cifar_srun_gpu_options() {
+  CIFAR_SRUN_GPU=()
+  [[ -n ${SLURM_GPUS_PER_TASK:-} ]] || return 0
+  if cifar_slurm_version_at_least 23 11; then
+    CIFAR_SRUN_GPU=(--gres-flags=allow-task-sharing)
+  fi
+}
+
 # cifar_program_args [ARGS...]: sets the array CIFAR_ARGS, the command line of
 # cifar_mpi; the run always resumes from the newest checkpoint in the run
 # folder (none yet: a fresh start), which is what makes requeueing safe.

@@ -110,7 +110,11 @@ case $launcher_name in
   # code 3 one after another must not have the slower ones killed mid-exit;
   # real failures end the whole job through MPI_Abort. A stop reaches it as
   # SIGUSR1 (forward_signal, above).
-  srun) ;;
+  # With GPUs per task (sbatch --gpus-per-task=1) each rank computes on its
+  # own GPU, its cuda:0; on Slurm 23.11 and newer srun then also gets
+  # --gres-flags=allow-task-sharing, so NCCL can reach the node's other GPUs
+  # (cifar_srun_gpu_options).
+  srun) cifar_srun_gpu_options ;;
   # mpirun inside the allocation reads the node list and slots from Slurm and
   # starts its daemons with srun. Use it where srun lacks PMIx support. It
   # forwards SIGUSR1 to the ranks, but answers SIGTERM by ending the job with
@@ -129,7 +133,10 @@ cifar_log "job ${SLURM_JOB_ID} (restart ${SLURM_RESTART_COUNT:-0}) on ${SLURM_JO
 start_step() {
   cifar_slurm_step_layout "$launcher_name"
   case $launcher_name in
-    srun) launcher=(srun --mpi=pmix "${CIFAR_STEP_LAYOUT[@]}" "${CIFAR_CONTAINER_SRUN[@]+"${CIFAR_CONTAINER_SRUN[@]}"}") ;;
+    srun)
+      launcher=(srun --mpi=pmix "${CIFAR_STEP_LAYOUT[@]}" "${CIFAR_SRUN_GPU[@]+"${CIFAR_SRUN_GPU[@]}"}"
+        "${CIFAR_CONTAINER_SRUN[@]+"${CIFAR_CONTAINER_SRUN[@]}"}")
+      ;;
     mpirun)
       cifar_mpirun_command "$(cifar_slurm_ntasks)"
       launcher=("${CIFAR_MPIRUN[@]}" "${CIFAR_STEP_LAYOUT[@]}")

@@ -10,8 +10,14 @@
 # each launch creates in the folder of its --metrics (a run that wrote).
 # $FAKE_FAILED_NODES: entries NODE@K make launch K write NODE to
 # $CIFAR_FAILED_NODES_FILE, as cifar_mpi does for a node that failed its checks.
+# `srun --version` answers "slurm $FAKE_SLURM_VERSION" (default 22.05.8) and
+# is no launch.
 set -euo pipefail
 
+if [[ $* == --version ]]; then
+  echo "slurm ${FAKE_SLURM_VERSION:-22.05.8}"
+  exit 0
+fi
 if [[ ${!#} == true ]]; then
   made=0
   [[ ! -f ${FAKE_LAUNCHES:-} ]] || made=$(wc -l <"$FAKE_LAUNCHES")

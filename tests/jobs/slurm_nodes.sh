@@ -19,6 +19,11 @@
 #   5. A one-node job whose node fails its checks is requeued without it
 #      (at most CIFAR_MAX_REQUEUES times).
 #   6. Which node states count as lost (cifar_slurm_unusable_nodes).
+#   7. srun's options for the job's GPUs (`srun --version` answers
+#      $FAKE_SLURM_VERSION): GPUs per task (SLURM_GPUS_PER_TASK=1, from sbatch
+#      --gpus-per-task=1) on Slurm 23.11 and 26.05 add
+#      --gres-flags=allow-task-sharing; not on Slurm 22.05, whose srun rejects
+#      it, nor for GPUs per node, nor to mpirun.
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=tests/e2e/common.sh
 source "$here/../e2e/common.sh"
@@ -61,12 +66,12 @@ for node in ${4//,/ }; do
 done
 EOF
 chmod +x "$bin"/*
-export PATH=$bin:$PATH FAKE_LAUNCHES FAKE_EXITS FAKE_JOB_NODELIST FAKE_NODE_STATES FAKE_DEAD_NODES FAKE_FAILED_NODES \
+export PATH=$bin:$PATH FAKE_SLURM_VERSION FAKE_LAUNCHES FAKE_EXITS FAKE_JOB_NODELIST FAKE_NODE_STATES FAKE_DEAD_NODES FAKE_FAILED_NODES \
   FAKE_EXC_NODES FAKE_SCONTROL_LOG=$PWD/scontrol.log
 export SLURM_JOB_ID=42 SLURM_JOB_NAME=test SLURM_JOB_NODELIST='n[1-4]' SLURM_JOB_NUM_NODES=4 SLURM_NNODES=4 \
   SLURM_NTASKS=8 SLURM_NTASKS_PER_NODE=2 SLURM_TASKS_PER_NODE='2(x4)' SLURM_CPUS_PER_TASK=1 SLURM_SUBMIT_DIR=$PWD
 export CIFAR_BUILD=$PWD/build CIFAR_CONFIG='' CIFAR_RESTART_BACKOFF=0 CIFAR_PROBE_TIMEOUT=5
-unset CIFAR_EXTRA_ARGS CIFAR_MPIRUN_ARGS CIFAR_MAX_RESTARTS
+unset CIFAR_EXTRA_ARGS CIFAR_MPIRUN_ARGS CIFAR_MAX_RESTARTS SLURM_GPUS_PER_TASK
 
 # job NAME LAUNCHER EXITS: runs jobs/run_cifar.sh as the batch script; sets
 # rc, log (NAME.log) and steps (the launcher's step command lines, one a line).
@@ -152,4 +157,18 @@ lost_states=$(cifar_slurm_unusable_nodes a b c d e f g h i j k l | tr '\n' ' ')
 [[ $lost_states == "b mixed* c down d drained e draining f failing l unknown* " ]] ||
   fail "unusable nodes: '$lost_states'"
 echo "unusable of 12 states: $lost_states"
+
+# 7. --gres-flags=allow-task-sharing: GPUs per task, Slurm 23.11 or newer, srun only.
+FAKE_JOB_NODELIST='n[1-4]' FAKE_NODE_STATES='' FAKE_DEAD_NODES=''
+gres_flag="srun --mpi=pmix --gres-flags=allow-task-sharing $CIFAR_BUILD/cifar_mpi "
+FAKE_SLURM_VERSION=23.11.4 SLURM_GPUS_PER_TASK=1 job per_task_23.11 srun 0
+expect_step 1 "${gres_flag% }"
+FAKE_SLURM_VERSION=26.05.0 SLURM_GPUS_PER_TASK=1 job per_task_26.05 srun 0
+expect_step 1 "${gres_flag% }"
+FAKE_SLURM_VERSION=22.05.8 SLURM_GPUS_PER_TASK=1 job per_task_22.05 srun 0
+expect_step 1 "srun --mpi=pmix $CIFAR_BUILD/cifar_mpi"
+FAKE_SLURM_VERSION=26.05.0 job per_node_26.05 srun 0
+expect_step 1 "srun --mpi=pmix $CIFAR_BUILD/cifar_mpi"
+FAKE_SLURM_VERSION=26.05.0 SLURM_GPUS_PER_TASK=1 job mpirun_26.05 mpirun 0
+[[ $(step 1) == "mpirun -np 8 "* && $(step 1) != *--gres-flags* ]] || fail "mpirun takes no --gres-flags: $(step 1)"
 echo PASS
