@@ -21,6 +21,7 @@
 #include "model/model.hpp"
 #include "outputs/run_outputs.hpp"
 #include "placement/node_checks.hpp"
+#include "placement/numa_binding.hpp"
 #include "placement/placement_rules.hpp"
 #include "placement/topology_probe.hpp"
 #include "process/startup_deadline.hpp"
@@ -184,16 +185,23 @@ int run_check_env(const MpiEnvironment& env, const RunConfig& config) {
     problem = e.what();
     problem_code = e.exit_code();
   }
-  const ThreadCounts counts = decide_thread_counts(probe_thread_inputs(config.runtime, w));
+  // What training would do: bind the rank near its GPU (--bind-numa), then
+  // size its threads from that binding. Nothing is bound here.
+  const NumaBinding binding = plan_numa_binding(w, placement.node_gpus, config.runtime.bind_numa);
+  ThreadInputs thread_inputs = probe_thread_inputs(config.runtime, w);
+  if (binding.binds()) thread_inputs.bound_cpus = static_cast<int>(binding.cpus.size());
+  const ThreadCounts counts = decide_thread_counts(thread_inputs);
   // As training resolves it on this rank's device (the CPU where none was placed).
   const PrecisionChoice precision = resolve_precision(config.training.precision, placement.device);
   const int threads = counts.intra_op;
-  const RankTopology topology = probe_rank_topology(w, config.runtime.device, gpu, threads);
-  const std::string line =
-      strprintf("host=%s rank=%d/%d node=%d/%d local_rank=%d/%d device=%s cores=%s threads=%d gpus=%d/%d%s",
-                w.host.c_str(), w.rank, w.size, w.node_index, w.num_nodes, w.local_rank, w.local_size,
-                device_text.c_str(), format_cpu_list(topology.bound_cpus).c_str(), threads, topology.visible_gpus,
-                topology.node_gpus, gpu >= 0 ? strprintf(" gpu_numa=%d", topology.gpu_numa).c_str() : "");
+  RankTopology topology = probe_rank_topology(w, config.runtime.device, gpu, threads);
+  const std::string line = strprintf(
+      "host=%s rank=%d/%d node=%d/%d local_rank=%d/%d device=%s cores=%s threads=%d gpus=%d/%d%s", w.host.c_str(),
+      w.rank, w.size, w.node_index, w.num_nodes, w.local_rank, w.local_size, device_text.c_str(),
+      format_cpu_list(topology.bound_cpus).c_str(), threads, topology.visible_gpus, topology.node_gpus,
+      gpu >= 0 ? strprintf(" gpu_numa=%d; training: %s", topology.gpu_numa, binding.text.c_str()).c_str() : "");
+  // The placement rules judge the cores training would run on.
+  if (binding.binds()) topology.bound_cpus = binding.cpus;
   const auto lines = gather_strings(env.comm(), line);
   const auto problems = gather_strings(env.comm(), problem);
   const auto topologies = gather_topologies(env.comm(), topology);

@@ -101,6 +101,23 @@ const std::vector<BackendEntry>& registry() {
 
 const BackendEntry& entry(const std::string& name) { return find_registered(registry(), name, "backend"); }
 
+// The GPU each rank of the node computes on: the rank's own one under
+// per-task binding, else the backend's rule applied to each local rank
+// (every rank of the node sees the same GPUs then).
+std::vector<std::string> node_gpus_of(const BackendEntry& e, const World& w, DeviceRequest device, const Machine& m,
+                                      torch::Device mine) {
+  if (!mine.is_cuda()) return std::vector<std::string>(static_cast<size_t>(w.local_size));
+  if (bound_per_task(w, m)) return m.node_single_gpus;
+  std::vector<std::string> gpus;
+  for (int local = 0; local < w.local_size; ++local) {
+    World other = w;
+    other.local_rank = local;
+    const int index = e.place(other, device, m).index();
+    gpus.push_back(index < static_cast<int>(m.gpu_bus_ids.size()) ? m.gpu_bus_ids[static_cast<size_t>(index)] : "");
+  }
+  return gpus;
+}
+
 }  // namespace
 
 std::vector<std::string> backend_names() { return registered_names(registry()); }
@@ -116,7 +133,8 @@ Placement choose_placement(const World& w, const std::string& backend, DeviceReq
     }
   }
   const BackendEntry& e = entry(name);
-  return Placement{e.name, e.place(w, device, m)};
+  const torch::Device mine = e.place(w, device, m);
+  return Placement{e.name, mine, node_gpus_of(e, w, device, m, mine)};
 }
 
 namespace {
@@ -146,6 +164,7 @@ Machine probe_machine(MPI_Comm comm) {
   m.nccl_compiled = gpu::compiled();
   m.torch_has_cuda = torch_has_cuda();
   m.node_single_gpus = gather_node_single_gpus(comm, m.visible_gpus);
+  for (int i = 0; i < m.visible_gpus; ++i) m.gpu_bus_ids.push_back(gpu::pci_bus_id(i));
   return m;
 }
 

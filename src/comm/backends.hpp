@@ -33,11 +33,18 @@ struct Machine {
   // it sees, "" when it sees none or several (gpu/gpu_binding.hpp); empty
   // when not gathered.
   std::vector<std::string> node_single_gpus;
+  // The PCI bus id of each GPU this rank sees, by CUDA index; empty when
+  // not probed.
+  std::vector<std::string> gpu_bus_ids;
 };
 
 struct Placement {
   std::string backend = "mpi";  // a registered name, never "auto"
   torch::Device device = torch::kCPU;
+  // For each rank of this node, by local rank: the PCI bus id of the GPU it
+  // computes on under the same rule, "" on the CPU or where the id is
+  // unknown. Where each rank's GPU sits (placement/numa_binding.hpp).
+  std::vector<std::string> node_gpus;
 };
 
 // Registered backend names, in the order `auto` tries them.
@@ -49,7 +56,8 @@ std::vector<std::string> backend_names();
 // LibTorch; MPI runs on CPUs, or on GPUs (staged through host memory) where
 // several ranks may share one GPU. A rank takes cuda:<local rank>, or its
 // cuda:0 when each rank of its node sees one GPU of its own (per-task GPU
-// binding).
+// binding). Placement::node_gpus applies the same rule to each rank of the
+// node.
 Placement choose_placement(const World& world, const std::string& backend, DeviceRequest device,
                            const Machine& machine);
 

@@ -27,6 +27,7 @@ enum class TtaMode { None, Mirror, MirrorTranslate, MirrorTranslateEqual };
 enum class OnNonFinite { Stop, Skip };        // a step whose averaged gradient is not finite
 enum class ElasticBatch { Global, PerRank };  // what a resume at another world size keeps
 enum class HeadKind { Pool3, GlobalMax };     // the speed94 models' pooling before the linear head
+enum class BindNuma { Auto, Off };            // --bind-numa: bind an unbound rank to its GPU's NUMA node
 
 // choice_names<E>(): every value of E with its option text, in --help order.
 template <typename E>
@@ -88,6 +89,12 @@ template <>
 struct ChoiceNames<HeadKind> {
   static constexpr std::array<std::pair<HeadKind, const char*>, 2> values{
       {{HeadKind::Pool3, "pool3"}, {HeadKind::GlobalMax, "global-max"}}};
+};
+
+template <>
+struct ChoiceNames<BindNuma> {
+  static constexpr std::array<std::pair<BindNuma, const char*>, 2> values{
+      {{BindNuma::Auto, "auto"}, {BindNuma::Off, "false"}}};
 };
 
 template <typename E>

@@ -264,6 +264,9 @@ void visit_runtime_options(RuntimeConfig& r, Visitor&& v) {
     "OpenBLAS threads per rank for the linear layers, whose results depend on the count (0: as --threads; "
     "-1: every CPU of the node, however the rank is bound, as the Python recipe's processes get them, for its "
     "exact numbers). $OMP_NUM_THREADS and $OPENBLAS_NUM_THREADS are not read: the options alone decide");
+  v(s, "bind-numa", r.bind_numa, kMayChange,
+    "auto: a rank on a GPU that its launcher left on every CPU is bound to the CPUs of its GPU's NUMA node (shared "
+    "out among the node's ranks there), before the thread pools are sized | false: never bind");
   v(s, "retain-memory", r.retain_memory, kMayChange,
     "keep freed memory in the process for reuse (no per-step page faults; glibc mallopt)");
   v(s, "deterministic", r.deterministic, kMayChange,

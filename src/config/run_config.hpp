@@ -122,6 +122,7 @@ struct RuntimeConfig {
   bool deterministic = false;  // GPUs: deterministic cuDNN, no autotuning
   bool profile = false;
   bool cuda_graphs = false;  // --cuda-graphs: replay each full step as one CUDA graph (step/cuda_graph_step.hpp)
+  BindNuma bind_numa = BindNuma::Auto;  // --bind-numa (placement/numa_binding.hpp)
 };
 
 // --resume none | auto | PATH

@@ -30,6 +30,28 @@ std::string first_line(const std::string& path) {
   return line;
 }
 
+// The cpuset file of this process's cgroup (<proc>/self/cgroup lines are
+// "hierarchy:controllers:path"): cgroup v1's cpuset hierarchy, else v2's
+// single one; "" when neither names a file that exists.
+std::string cgroup_cpuset_file(const ProbeRoots& roots) {
+  std::ifstream in(paths::join(roots.proc, "self/cgroup"));
+  std::string v1, v2;
+  for (std::string line; std::getline(in, line);) {
+    const auto first = line.find(':');
+    const auto second = line.find(':', first + 1);
+    if (first == std::string::npos || second == std::string::npos) continue;
+    const std::string controllers = "," + line.substr(first + 1, second - first - 1) + ",";
+    const std::string path = line.substr(second + 1);
+    if (controllers.find(",cpuset,") != std::string::npos)
+      v1 = paths::join(roots.sys, "fs/cgroup/cpuset" + path + "/cpuset.effective_cpus");
+    else if (line.compare(0, first, "0") == 0 && controllers == ",,")
+      v2 = paths::join(roots.sys, "fs/cgroup" + path + "/cpuset.cpus.effective");
+  }
+  for (const std::string& file : {v1, v2})
+    if (!file.empty() && paths::is_regular_file(file)) return file;
+  return "";
+}
+
 std::string env_or(const char* name, const std::string& fallback) {
   const char* value = std::getenv(name);
   return value ? value : fallback;
@@ -92,6 +114,16 @@ std::vector<int> bound_cpus() {
   for (int c = 0; c < CPU_SETSIZE; ++c)
     if (CPU_ISSET(c, &set)) cpus.push_back(c);
   return cpus;
+}
+
+std::vector<int> read_allowed_cpus(const ProbeRoots& roots) {
+  const std::string cpuset = cgroup_cpuset_file(roots);
+  if (!cpuset.empty()) {
+    const std::vector<int> cpus = parse_cpu_list(first_line(cpuset), cpuset);
+    if (!cpus.empty()) return cpus;  // an empty cpuset: the parent's applies
+  }
+  const std::string online = paths::join(roots.sys, "devices/system/cpu/online");
+  return paths::is_regular_file(online) ? parse_cpu_list(first_line(online), online) : std::vector<int>{};
 }
 
 Launcher detect_launcher() {

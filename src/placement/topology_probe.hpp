@@ -37,6 +37,11 @@ int count_driver_gpus(const std::string& proc);
 
 // The CPUs this process may run on (sched_getaffinity).
 std::vector<int> bound_cpus();
+// The CPUs this process's cgroup lets it use, whatever its affinity: the
+// cpuset of its cgroup as <proc>/self/cgroup names it (v1's
+// cpuset.effective_cpus, v2's cpuset.cpus.effective), else every CPU online
+// (<sys>/devices/system/cpu/online); empty when neither says.
+std::vector<int> read_allowed_cpus(const ProbeRoots& roots = {});
 // mpirun sets OMPI_COMM_WORLD_SIZE for its ranks; srun sets SLURM_PROCID
 // (checked second: mpirun's ranks inside an allocation inherit Slurm's variables).
 Launcher detect_launcher();

@@ -12,6 +12,7 @@
 #include "model/speed94.hpp"
 #include "optim/optimizer.hpp"
 #include "outputs/owner_records.hpp"
+#include "placement/numa_binding.hpp"
 #include "train/preflight.hpp"
 #include "util/deadline.hpp"
 #include "util/log.hpp"
@@ -43,6 +44,7 @@ std::vector<NodeFailure> RunSetup::node_launch() { return probe_node_launch(conf
 
 void RunSetup::device() {
   parts_.placement = place_rank(env_.comm(), world_, config_.comm.backend, config_.runtime.device);
+  bind_near_gpu(world_, parts_.placement.node_gpus, config_.runtime.bind_numa);  // before the data stage sizes threads
   const Placement& p = parts_.placement;
   check_device_settings(config_, p);
   parts_.precision = resolve_precision(config_.training.precision, p.device);

@@ -3,6 +3,7 @@
 
 #include "comm/backends.hpp"
 #include "util/error.hpp"
+#include "util/log.hpp"
 
 namespace cifar {
 namespace {
@@ -95,6 +96,32 @@ TEST(Placement, PerTaskGpuBindingKnownAnswers) {
     EXPECT_EQ(p.device, torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(row.expected_gpu))) << row.name;
     EXPECT_EQ(p.backend, row.backend == "mpi" ? "mpi" : "nccl") << row.name;
   }
+}
+
+// Where every rank of the node computes (Placement::node_gpus, by local
+// rank): the placement's own rule applied to each of them.
+TEST(Placement, NodeGpusFollowTheRule) {
+  Machine eight = gpus(8);
+  for (int i = 0; i < 8; ++i) eight.gpu_bus_ids.push_back(strprintf("00000000:%02X:00.0", 0x10 * (i + 1)));
+  const auto bus = [&](int i) { return eight.gpu_bus_ids[static_cast<size_t>(i)]; };
+
+  const Placement nccl = choose_placement(node_of(2, 8), "nccl", DeviceRequest::Auto, eight);
+  ASSERT_EQ(nccl.node_gpus.size(), 8u);
+  for (int l = 0; l < 8; ++l) EXPECT_EQ(nccl.node_gpus[static_cast<size_t>(l)], bus(l)) << "local rank " << l;
+
+  // MPI, 16 ranks on 8 GPUs: local rank l on GPU l % 8.
+  const Placement shared = choose_placement(node_of(9, 16), "mpi", DeviceRequest::Cuda, eight);
+  ASSERT_EQ(shared.node_gpus.size(), 16u);
+  for (int l = 0; l < 16; ++l) EXPECT_EQ(shared.node_gpus[static_cast<size_t>(l)], bus(l % 8)) << "local rank " << l;
+
+  // Per-task binding: each rank's own GPU, as the node's ranks reported it.
+  Machine own = gpus(1);
+  own.gpu_bus_ids = {"00000000:5D:00.0"};
+  own.node_single_gpus = {"00000000:18:00.0", "00000000:2A:00.0", "00000000:3A:00.0", "00000000:5D:00.0"};
+  EXPECT_EQ(choose_placement(node_of(3, 4), "nccl", DeviceRequest::Auto, own).node_gpus, own.node_single_gpus);
+
+  // On the CPU: no GPU for any rank.
+  EXPECT_EQ(choose_placement(node_of(1, 2), "auto", DeviceRequest::Cpu, eight).node_gpus, std::vector<std::string>(2));
 }
 
 TEST(Placement, NcclNotCompiled) {
