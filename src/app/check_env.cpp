@@ -10,6 +10,7 @@
 
 #include <boost/algorithm/string/join.hpp>
 
+#include "app/stack_report.hpp"
 #include "checkpoint/checkpointer.hpp"
 #include "comm/agreement.hpp"
 #include "comm/backends.hpp"
@@ -48,17 +49,6 @@ std::string loaded_blas(const std::vector<std::string>& mapped) {
   return "none mapped";
 }
 
-// " from FILE" (or FILES, when several: a mixed stack) of a library the process mapped; "" when none is.
-std::string loaded_from(const std::vector<std::string>& mapped, const char* soname_stem) {
-  const std::vector<std::string> files = gpu::library_files(mapped, soname_stem);
-  return files.empty() ? "" : " from " + boost::algorithm::join(files, " and ");
-}
-
-// " (built for 12.8)": the version a CUDA build was made against; "" where unknown (no CUDA compiled).
-std::string built_for(int version, std::string (*text)(int)) {
-  return version > 0 ? " (built for " + text(version) + ")" : "";
-}
-
 std::string mpi_library() {
   char version[MPI_MAX_LIBRARY_VERSION_STRING] = {0};
   int len = 0;
@@ -83,26 +73,12 @@ void print_versions(const World& w, const ThreadCounts& threads, const Precision
   log::info("versions and settings:");
   log::info("  MPI:         " + mpi_library() + ", thread level " + thread_level() +
             strprintf(", %d rank(s) on %d node(s)", w.size, w.num_nodes));
-  const gpu::CudaStack stack = gpu::cuda_stack();
-  const std::vector<std::string>& mapped = stack.mapped_files;
-  // The driver's CUDA, the runtime's and the file it came from, the version
-  // the build was made for, and the flavour: what the start-up check holds
-  // them against (gpu/cuda_stack.hpp).
-  log::info(strprintf("  CUDA:        driver %s, runtime %s%s%s; %s",
-                      stack.driver > 0 ? ("CUDA " + gpu::cuda_version_text(stack.driver)).c_str() : "none",
-                      gpu::compiled() ? gpu::cuda_version_text(stack.runtime).c_str() : "not compiled",
-                      built_for(stack.built_runtime, gpu::cuda_version_text).c_str(),
-                      loaded_from(mapped, "libcudart.so").c_str(),
-                      stack.flavour == "cpu" ? "a CPU build (LibTorch without CUDA): nothing to check"
-                                             : (stack.flavour + " build").c_str()));
-  log::info("  cuDNN:       " + gpu::cudnn_version() + loaded_from(mapped, "libcudnn.so"));
-  log::info("  NCCL:        " + gpu::nccl_version() + built_for(stack.built_nccl, gpu::nccl_version_text) +
-            loaded_from(mapped, "libnccl.so"));
+  for (const auto& line : cuda_stack_lines()) log::info("  " + line);
   log::info(strprintf("  GPUs:        %d visible%s", gpu_count,
                       gpu_count ? (" (" + gpus + ")").c_str() : (" (" + why_no_gpu + ")").c_str()));
   log::info(std::string("  LibTorch:    ") + TORCH_VERSION + (torch_built_with_cuda() ? " with CUDA" : " (CPU only)"));
   log::info(strprintf("  HDF5:        %u.%u.%u", h5_major, h5_minor, h5_release));
-  log::info("  BLAS:        " + loaded_blas(mapped));
+  log::info("  BLAS:        " + loaded_blas(paths::mapped_files()));
   // What training would apply on this rank (rank 0), from the options and the node.
   log::info("  threads:     " + describe_thread_counts(threads));
   log::info("  precision:   " + precision.text());

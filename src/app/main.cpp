@@ -1,8 +1,9 @@
 // cifar_mpi: catch preemption signals, start MPI, parse the configuration,
-// then check the environment or train. Errors are caught in one place,
+// then check the environment, test the node's paths, or train. Errors are caught in one place,
 // run_mpi_main (mpi/mpi_main.hpp).
 #include "app/check_env.hpp"
 #include "app/registries.hpp"
+#include "app/self_test.hpp"
 #include "comm/agreement.hpp"
 #include "config/run_config.hpp"
 #include "mpi/mpi_main.hpp"
@@ -31,7 +32,8 @@ int main(int argc, char** argv) {
       wait_for_other_ranks();
     });
     set_startup_limit(milliseconds_of(config.comm.startup_timeout_seconds));
-    if (config.help || config.check_env || !config.checkpoint.enabled()) release_preemption_handlers();
+    if (config.help || config.check_env || config.self_test || !config.checkpoint.enabled())
+      release_preemption_handlers();
     announce_stop_handlers(env.world().rank);  // after the agreement: every rank has its handlers
     if (config.help) {
       if (env.world().rank == 0) std::fputs(config_help(names).c_str(), stdout);
@@ -40,6 +42,7 @@ int main(int argc, char** argv) {
     if (env.world().rank == 0)
       for (const auto& note : config.inert_options) log::warn(note);
     if (config.check_env) return run_check_env(env, config);
+    if (config.self_test) return run_self_test(env, config);
     Trainer trainer(env, config);
     return trainer.train();
   });

@@ -359,7 +359,7 @@ struct Options {
 // Options only the command line takes: what to do instead of training and
 // which file to read. A file setting them was taken at its word
 // (`check-env = true` turned a run into a check) or ignored (`config`).
-const std::vector<std::string> kCommandLineOnly = {"help", "config", "check-env", "strict"};
+const std::vector<std::string> kCommandLineOnly = {"help", "config", "check-env", "strict", "self-test"};
 
 std::unique_ptr<Options> make_options(RunConfig& c, const RegisteredNames& names) {
   auto o = std::make_unique<Options>();
@@ -367,13 +367,18 @@ std::unique_ptr<Options> make_options(RunConfig& c, const RegisteredNames& names
   general.add_options()("help,h", po::bool_switch(&c.help), "print this help and exit")(
       "config", po::value<std::string>(&c.config_file),
       "INI file of options, or an installed config by name (default, resnet18, smoke, speed94); the command "
-      "line wins, and the file's values are checked all the same. --help, --config, --check-env and --strict "
-      "are command-line options only")(
+      "line wins, and the file's values are checked all the same. --help, --config, --check-env, --strict and "
+      "--self-test are command-line options only")(
       "check-env", po::bool_switch(&c.check_env),
       "print each rank's placement, the library versions and a warning with its fix for each placement problem, "
       "then exit (non-zero if the world cannot train)")(
       "strict", po::bool_switch(&c.strict),
-      "with --check-env: placement warnings are errors (exit 1), for job scripts");
+      "with --check-env: placement warnings are errors (exit 1), for job scripts")(
+      "self-test", po::bool_switch(&c.self_test),
+      "train a few steps of each GPU and CPU path on tiny synthetic data (no data file needed), each single-rank "
+      "path as a child process of every rank, then the multi-rank paths over all ranks; print a table (PASS, FAIL "
+      "with its first error line, SKIP with the reason) and exit 0 when nothing failed, 8 otherwise. Of the other "
+      "options --device, --threads, --comm-timeout and --startup-timeout apply");
   o->all.add(general);
   std::map<Section, po::options_description> groups;
   for (const auto& s : kSections)
@@ -852,6 +857,7 @@ RunConfig parse_config(int argc, const char* const argv[], const RegisteredNames
   }
   if (!config_path.empty()) c.config_file = config_path;  // the file, also when --config gave a name
   require(!c.strict || c.check_env, "--strict applies to --check-env only (add --check-env, or drop --strict)");
+  require(!c.self_test || !c.check_env, "--self-test and --check-env are two runs: give one of them");
   // --check-env validates like a run does: a pre-flight check must refuse what the run would.
   if (c.help) return c;
   try {

@@ -155,6 +155,8 @@ struct RunConfig {
   // What to do instead of training.
   bool check_env = false;
   bool strict = false;  // with check_env: placement warnings are errors
+  // --self-test: a few training steps of each path the node can run (app/self_test.hpp).
+  bool self_test = false;
   bool help = false;
   std::string config_file;
   // Options given that the rest leaves without effect ("--tta-fraction has no

@@ -15,7 +15,8 @@ namespace cifar {
 // may pass with a restart (a dead rank, a lost host, a full disk freed);
 // 2, 5 and 6 recur with the same command line and files, so nothing
 // restarts them; 7 restarts without the nodes that failed their checks
-// (placement/node_checks.hpp).
+// (placement/node_checks.hpp). 8 is --self-test's alone: it never trains a
+// run, so no job script sees it.
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitFailure = 1;      // runtime failure (I/O, library, rank death): a restart may help
 inline constexpr int kExitUsage = 2;        // bad configuration or command line
@@ -24,6 +25,7 @@ inline constexpr int kExitCommTimeout = 4;  // a collective stalled past --comm-
 inline constexpr int kExitDiverged = 5;     // a non-finite or exploded loss, gradient or result
 inline constexpr int kExitBadInput = 6;     // an input file missing, damaged or not this run's: no restart fixes it
 inline constexpr int kExitNodeCheck = 7;    // a node failed its checks before training: restart without it
+inline constexpr int kExitSelfTest = 8;     // --self-test: a path failed on a rank (app/self_test.hpp)
 
 class Error : public std::runtime_error {
  public:

@@ -373,6 +373,17 @@ TEST(Config, CommandLineOnlyOptionsAreRefusedInFiles) {
   EXPECT_TRUE(parse({"--help"}).help);
 }
 
+// --self-test is the command line's as --check-env is, and the two are two
+// different runs.
+TEST(Config, SelfTestIsACommandLineOptionApartFromCheckEnv) {
+  EXPECT_TRUE(parse({"--self-test"}).self_test);
+  EXPECT_FALSE(parse({}).self_test);
+  const std::string ini = write_ini("epochs = 3\nself-test = true\n");
+  EXPECT_EQ(error_of({"--config", ini}), "config file " + ini + " line 2: 'self-test' is a command-line option only");
+  std::remove(ini.c_str());
+  EXPECT_EQ(error_of({"--self-test", "--check-env"}), "--self-test and --check-env are two runs: give one of them");
+}
+
 // The file is the user's input too: its values are read and checked even
 // where the command line sets the same key (and wins).
 TEST(Config, FileValuesAreCheckedWhenTheCommandLineSetsThem) {
