@@ -4,11 +4,14 @@
 #
 #   prove    (the default) unpack the carried Debian dependencies
 #            (dev/gpu_deps.sh), build the `cuda` preset's programs and GPU
-#            tests against the machine's pip LibTorch and NCCL, run the GPU
-#            tests under short per-test timeouts, then a matrix of tiny
-#            training runs that reaches every GPU path once; one table,
-#            each path PASS, FAIL (with its log's first error line) or SKIP.
-#            Sized for 5 minutes of one H200, the build included.
+#            tests (`cuda12` with --flavour cuda12) against the machine's pip
+#            LibTorch and NCCL, run the GPU tests under short per-test
+#            timeouts, then `cifar_mpi --self-test` (every GPU path once, its
+#            table in the summary; at np 2 too, and a rank's injected fault,
+#            where the machine has 2 or more GPUs) and the graphed runs the
+#            self-test has no row for; one table, each step PASS, FAIL (with
+#            its log's first error line) or SKIP. Sized for 5 minutes of one
+#            H200, the build included.
 #   measure  the benchmarks: cifar_mpi eager and graphed against PyTorch
 #            eager and torch.compile for the convnet and resnet18 in fp32 and
 #            bf16, the profile for the scaling model, the speed recipes
@@ -31,6 +34,7 @@
 #
 # Usage, from the repository root:
 #   OUT=/some/dir bash dev/gpu_check.sh prove          # the first device call
+#   OUT=/some/dir bash dev/gpu_check.sh prove --flavour cuda12  # the CUDA 12 build (drivers R525+)
 #   OUT=/some/dir bash dev/gpu_check.sh measure        # the second
 #   OUT=/some/dir bash dev/gpu_check.sh build test_gpu # chosen steps, in order
 #   OUT=/some/dir bash dev/gpu_check.sh prove --dry-run  # on a CPU machine
@@ -45,16 +49,30 @@ readonly repo=$PWD
 # ---- the call: prove, measure or named steps; the dry run -------------------
 : "${GPU_DRY_RUN:=0}"
 args=()
-for arg in "$@"; do
-  if [[ $arg == --dry-run ]]; then GPU_DRY_RUN=1; else args+=("$arg"); fi
+# --flavour cuda13 (the default: the `cuda` preset, drivers R580+) or cuda12
+# (the `cuda12` preset, drivers R525+): which build is made and run.
+: "${GPU_FLAVOUR:=cuda13}"
+while (($#)); do
+  case $1 in
+    --dry-run) GPU_DRY_RUN=1 ;;
+    --flavour) GPU_FLAVOUR=${2:-}; shift ;;
+    --flavour=*) GPU_FLAVOUR=${1#--flavour=} ;;
+    *) args+=("$1") ;;
+  esac
+  shift
 done
+case $GPU_FLAVOUR in
+  cuda13) readonly kPreset=cuda ;;
+  cuda12) readonly kPreset=cuda12 ;;
+  *) echo "gpu_check: --flavour is cuda13 or cuda12 (got '$GPU_FLAVOUR')" >&2; exit 2 ;;
+esac
 set -- "${args[@]}"
 if [[ ${1:-} == __step ]]; then :
 elif [[ $# == 0 || $1 == prove ]]; then GPU_MODE=prove
 elif [[ $1 == measure ]]; then GPU_MODE=measure
 else GPU_MODE=steps; fi
 : "${GPU_MODE:=steps}"
-export GPU_MODE GPU_DRY_RUN
+export GPU_MODE GPU_DRY_RUN GPU_FLAVOUR
 
 # ---- settings (environment) -------------------------------------------------
 # The prove call's deadline is 5 minutes of device time, the build included
@@ -64,14 +82,15 @@ if [[ $GPU_MODE == prove ]]; then : "${GPU_DEADLINE_S:=300}"; else : "${GPU_DEAD
 : "${GPU_DEBS:=.debs}"                     # from dev/gpu_deps.sh download
 : "${GPU_PREFIX:=/tmp/cifar-gpudeps}"      # where the .debs are unpacked
 : "${GPU_WORK:=/tmp/cifar-gpu-work}"       # data files, models, scratch
-# The `cuda` preset's binary dir (the dry run: the cpu preset's); relative to
-# the repository root, or absolute.
-if [[ $GPU_DRY_RUN == 1 ]]; then : "${GPU_BUILD:=build/cpu}"; else : "${GPU_BUILD:=build/cuda}"; fi
+# The flavour's preset's binary dir (the dry run: the cpu preset's); relative
+# to the repository root, or absolute.
+if [[ $GPU_DRY_RUN == 1 ]]; then : "${GPU_BUILD:=build/cpu}"; else : "${GPU_BUILD:=build/$kPreset}"; fi
 : "${GPU_JOBS:=$(nproc)}"
 # What the build step compiles: the programs and the GPU tests first (the
 # device time is short); test_cpu builds the rest when it runs.
 : "${GPU_BUILD_TARGETS:=cifar_mpi cifar_pack compare_models gpu_test gpu_step_test}"
-: "${GPU_PYTHON:=}"                        # empty: /opt/torch/.venv/bin/python3, else python3
+: "${GPU_PYTHON:=}"                        # empty: the flavour's venv (tools/setup_torch.sh), else
+                                           # /opt/torch/.venv/bin/python3, else python3
 : "${GPU_CUDA_HOME:=${CUDA_HOME:-/usr/local/cuda}}"
 : "${GPU_SEED_DDP:=.gpu/ddp_recipe.py}"      # the PyTorch DDP recipe (convnet peer)
 : "${GPU_AIRBENCH:=.gpu/airbench}"         # a copy of airbench (airbench94.py, make_data.py)
@@ -107,19 +126,22 @@ else : "${GPU_PROVE_BATCH:=256}" "${GPU_PROVE_STEPS:=12}"; fi
 : "${GPU_CTEST_TIMEOUT:=60}"
 # Each step's limit in seconds (120 when not listed). The prove pass's
 # (deps .. prove_*) are sized for an H200 machine with 16 cores: their usual
-# times add up to about 4 minutes (docs/dev/gpu_check.md); a run's limit is
-# its --comm-timeout and 15 s of start-up, so a stall still prints the
-# watchdog's message.
-: "${GPU_STEP_TIMEOUTS:=deps=30 env=20 build=120 pack=15 test_gpu=100 prove_graphs_adam=45 prove_graphs_sgd=45 prove_speed94_graphs=75 prove_speed94_muon_graphs=75 prove_e1_graphs=75 prove_bf16=45 prove_fp16=45 prove_eval=45 prove_host_data=45 prove_muon_mpi2=45 prove_captured_collectives=10 prove_newton_schulz_bf16=10 train_graphs=90 check_env=45 train_nccl=60 train_mpi2=60 bench_convnet_cpp=45 bench_convnet_py=90 bench_resnet18_cpp=45 bench_convnet_torch=150 bench_resnet18_torch=180 bench_convnet_bf16=45 bench_resnet18_bf16=45 bench_resnet18_nocl=45 bench_convnet_host=45 test_cpu=150 train_resume=120 bench_resnet18_host=45 bench_convnet_graphs=45 bench_resnet18_graphs=45 bench_convnet_graphs_bf16=45 bench_resnet18_graphs_bf16=45 profile=90 record_e1=300 record_hiverge=240 record_e1_cpp=150 record_speed94_muon_cpp=150 record_airbench=150 record_speed94_cpp=150}"
+# times add up to about 4 minutes on one GPU (docs/dev/gpu_check.md); a run's
+# limit is its --comm-timeout and 15 s of start-up, so a stall still prints
+# the watchdog's message. The self-test's rows have their own limit (90 s
+# each), so a hung row is its FAIL before the step's limit.
+: "${GPU_STEP_TIMEOUTS:=deps=30 env=20 build=120 pack=15 test_gpu=100 self_test=150 self_test_np2=150 self_test_fault_np2=120 prove_speed94_muon_graphs=75 prove_e1_graphs=75 prove_muon_mpi2=45 prove_captured_collectives=10 prove_newton_schulz_bf16=10 train_graphs=90 check_env=45 train_nccl=60 train_mpi2=60 bench_convnet_cpp=45 bench_convnet_py=90 bench_resnet18_cpp=45 bench_convnet_torch=150 bench_resnet18_torch=180 bench_convnet_bf16=45 bench_resnet18_bf16=45 bench_resnet18_nocl=45 bench_convnet_host=45 test_cpu=150 train_resume=120 bench_resnet18_host=45 bench_convnet_graphs=45 bench_resnet18_graphs=45 bench_convnet_graphs_bf16=45 bench_resnet18_graphs_bf16=45 profile=90 record_e1=300 record_hiverge=240 record_e1_cpp=150 record_speed94_muon_cpp=150 record_airbench=150 record_speed94_cpp=150}"
 : "${GPU_ARCHIVE:=1}"                      # 1: at the end, every log in $OUT/gpu_check_logs.tgz, beside summary.md only
 # The PyTorch peers' variants (dev/bench/torch_peer_bench.py): eager and
 # torch.compile's CUDA-graph mode, fp32 and bf16, as cifar_mpi's four below.
 readonly kPeerVariants=eager,compile,eager-bf16,compile-bf16
 # The prove pass: the build, the GPU tests, the two paths they alone reach
-# (read from their log), then one tiny run per path, the graphed ones first.
+# (read from their log), the self-test (a row per path; at np 2 and with an
+# injected fault where there are 2 or more GPUs), then the runs of paths it
+# has no row for.
 readonly kProveSteps=(deps env build pack test_gpu prove_captured_collectives prove_newton_schulz_bf16
-                      prove_graphs_adam prove_graphs_sgd prove_speed94_graphs prove_speed94_muon_graphs
-                      prove_e1_graphs prove_bf16 prove_fp16 prove_eval prove_host_data prove_muon_mpi2)
+                      self_test self_test_np2 self_test_fault_np2 prove_speed94_muon_graphs prove_e1_graphs
+                      prove_muon_mpi2)
 # The measure pass, in order of what it needs most, as the deadline may cut
 # the tail: the throughput table (fp32 first), the profile for the scaling
 # model, the speed recipes and their peers by the record's rules, then exact
@@ -143,15 +165,11 @@ declare -A kPath=(
   [test_gpu]="the GPU tests (ctest -L gpu)"
   [prove_captured_collectives]="a captured broadcast and all-gather at np 1 (gpu_step_test)"
   [prove_newton_schulz_bf16]="bf16 against fp32 Newton-Schulz on the GPU (gpu_test)"
-  [prove_graphs_adam]="CUDA graphs with fused Adam (NCCL, np 1)"
-  [prove_graphs_sgd]="CUDA graphs with fused Nesterov SGD (NCCL, np 1)"
-  [prove_speed94_graphs]="speed94, graphs off and on, equal bit for bit (--deterministic true)"
+  [self_test]="cifar_mpi --self-test at np 1: every single-rank path (its table below)"
+  [self_test_np2]="cifar_mpi --self-test at np 2: NCCL all-reduce and NCCL in a CUDA graph (its table below)"
+  [self_test_fault_np2]="a rank's fault in the self-test at np 2 ends the job, naming the rank"
   [prove_speed94_muon_graphs]="speed94_muon, graphs off and on, equal bit for bit (--deterministic true)"
   [prove_e1_graphs]="e1 at 24, 28 and 32 px (a graph each), graphs off and on, equal bit for bit"
-  [prove_bf16]="--precision bf16 (autocast)"
-  [prove_fp16]="--precision fp16 with loss scaling"
-  [prove_eval]="evaluation on the device, with test-time augmentation"
-  [prove_host_data]="data on the host (--data-on-device false)"
   [prove_muon_mpi2]="Muon at np 2 over MPI on CUDA tensors"
 )
 
@@ -160,7 +178,10 @@ figures=$GPU_WORK/figures
 
 # ---- helpers ------------------------------------------------------------------
 python_bin() {
+  local venv=$repo/.venv-torch
+  [[ $GPU_FLAVOUR == cuda12 ]] && venv=$repo/.venv-torch-cuda12
   if [[ -n $GPU_PYTHON ]]; then echo "$GPU_PYTHON"
+  elif [[ -x $venv/bin/python ]]; then echo "$venv/bin/python"
   elif [[ -x /opt/torch/.venv/bin/python3 ]]; then echo /opt/torch/.venv/bin/python3
   else command -v python3; fi
 }
@@ -281,7 +302,7 @@ step_build() {
   local torch_prefix nccl_root
   torch_prefix=$("$PY" -c 'import torch; print(torch.utils.cmake_prefix_path)')
   nccl_root=$("$PY" -c 'import nvidia.nccl; print(list(nvidia.nccl.__path__)[0])')
-  local args=(--preset cuda -DCIFAR_BUILD_TESTS=ON
+  local args=(--preset "$kPreset" -DCIFAR_BUILD_TESTS=ON
               "-DCMAKE_PREFIX_PATH=$torch_prefix;$GPU_PREFIX/usr"
               "-DNCCL_ROOT=$nccl_root" "-DPython3_EXECUTABLE=$PY" "-DCIFAR_TEST_PYTHON=$PY"
               "-DCIFAR_TORCH_PYTHON=$PY"
@@ -383,33 +404,58 @@ prove_single() {
   figure "train_loss $(last_metric train_loss "$OUT/$1.jsonl") after $GPU_PROVE_STEPS steps"
 }
 
-step_prove_graphs_adam() {
-  if dry; then skip "needs a GPU"; fi
-  prove_single graphs_adam 1 nccl --batch-size "$GPU_PROVE_BATCH" --optimizer adam --cuda-graphs true \
-    --fused-optimizer true
-}
-step_prove_graphs_sgd() {
-  if dry; then skip "needs a GPU"; fi
-  prove_single graphs_sgd 1 nccl --batch-size "$GPU_PROVE_BATCH" --optimizer sgd --lr 0.05 --momentum 0.9 \
-    --nesterov true --cuda-graphs true --fused-optimizer true
-}
-step_prove_bf16() { prove_single bf16 1 nccl --batch-size "$GPU_PROVE_BATCH" --precision bf16; }
-step_prove_fp16() {
-  if dry; then skip "needs a GPU"; fi
-  prove_single fp16 1 nccl --batch-size "$GPU_PROVE_BATCH" --precision fp16
-}
-step_prove_eval() {
-  tiny eval 1 nccl --batch-size "$GPU_PROVE_BATCH" --eval true --tta mirror-translate
-  local accuracy
-  accuracy=$(last_metric test_accuracy "$OUT/eval.jsonl")
-  [[ $accuracy =~ ^[0-9] ]] || { echo "error: eval: no test accuracy in eval.jsonl ('$accuracy')"; return 1; }
-  figure "test_accuracy $accuracy (mirror-translate views) after $GPU_PROVE_STEPS steps"
-}
-step_prove_host_data() {
-  prove_single host_data 1 nccl --batch-size "$GPU_PROVE_BATCH" --data-on-device false --augment true
-}
 step_prove_muon_mpi2() {
   prove_single muon_mpi2 2 mpi --batch-size "$GPU_PROVE_BATCH" --optimizer muon --muon-matrices true
+}
+
+# gpu_count: the GPUs the driver lists (GPU_COUNT when set; 0 on a dry run).
+gpu_count() {
+  if [[ -n ${GPU_COUNT:-} ]]; then echo "$GPU_COUNT"
+  elif dry; then echo 0
+  else nvidia-smi -L 2>/dev/null | grep -c '^GPU' || true; fi
+}
+
+# self_test NP [mpirun args...]: cifar_mpi --self-test at NP ranks, on the
+# GPUs (--device cuda: a GPU it cannot use is an error; the dry run: the
+# CPU). Its table goes to $OUT/<step>_table.md, which summary.md shows; its
+# count line is the figure. On the device every GPU row must run: one that
+# skipped proved nothing.
+self_test() {
+  local np=$1 device=cuda rc=0
+  shift
+  if dry; then device=cpu; fi
+  "${kMpirun[@]}" "$@" -np "$np" "$(cifar_mpi_bin)" --self-test --device "$device" \
+    --comm-timeout "$GPU_COMM_TIMEOUT" || rc=$?
+  sed -n '/^self-test table:/,$p' "$OUT/$step.log" | grep '^|' >"$OUT/${step}_table.md" || true
+  figure "$(grep -m1 -E '^self-test: [0-9]+ passed' "$OUT/$step.log" || echo 'no table printed')"
+  ((rc == 0)) || return "$rc"
+  if ! dry && grep -q 'needs a GPU' "$OUT/${step}_table.md"; then
+    echo "error: a GPU row of the self-test skipped on the device"
+    return 1
+  fi
+}
+
+step_self_test() { self_test 1; }
+step_self_test_np2() {
+  (($(gpu_count) >= 2)) || skip "needs 2 or more GPUs"
+  self_test 2
+}
+# A rank-local failure in the self-test's multi-rank rows (an injected
+# fault on rank 1, which its single-rank rows' children do not see): the job
+# must end, quickly and naming the rank, rather than hang. Ended so, the
+# ranks leave their temporary folders: they go in one of the step's own.
+step_self_test_fault_np2() {
+  (($(gpu_count) >= 2)) || skip "needs 2 or more GPUs"
+  local device=cuda rc=0 t0=$SECONDS tmp=$GPU_WORK/self_test_fault_tmp
+  if dry; then device=cpu; fi
+  mkdir -p "$tmp"
+  CIFAR_FAULT_INJECT=rank=1,step=1,kind=throw TMPDIR=$tmp "${kMpirun[@]}" -x CIFAR_FAULT_INJECT -x TMPDIR -np 2 \
+    "$(cifar_mpi_bin)" --self-test --device "$device" --comm-timeout "$GPU_COMM_TIMEOUT" || rc=$?
+  rm -rf "$tmp"
+  ((rc != 0)) || { echo "error: the fault injected on rank 1 did not end the job"; return 1; }
+  grep -q 'injected fault .*rank 1 fails' "$OUT/$step.log" ||
+    { echo "error: the job ended (exit code $rc) without naming rank 1's injected fault"; return 1; }
+  figure "the job ended with exit code $rc after $((SECONDS - t0)) s, naming rank 1's fault"
 }
 
 # graphs_pair CONFIG [args...]: the speed recipe CONFIG (its model, optimiser,
@@ -430,7 +476,6 @@ graphs_pair() {
   figure "largest relative difference graphs off/$([[ $second == true ]] && echo on || echo off) ${diff:-n/a}"
   [[ $diff == 0 || $diff == 0.0 ]] || { echo "error: $config: graphed and eager models differ: ${diff:-no comparison}"; return 1; }
 }
-step_prove_speed94_graphs() { graphs_pair speed94; }
 step_prove_speed94_muon_graphs() { graphs_pair speed94_muon; }
 # E1's resolution schedule, an epoch at each size, each of 6 steps: 3 warm-up
 # steps, then a captured graph per size, replayed.
@@ -827,6 +872,10 @@ write_summary() {
     echo
     step_table
     echo
+    # The self-test's own tables (prove), each below its step's name.
+    for s in self_test self_test_np2; do
+      if [[ -s $OUT/${s}_table.md ]]; then echo "$s:"; echo; cat "$OUT/${s}_table.md"; echo; fi
+    done
     # The throughput tables belong to the measure pass (and named bench steps).
     if [[ $GPU_MODE != prove ]]; then
       throughput_table
