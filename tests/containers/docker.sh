@@ -3,7 +3,9 @@
 # The test starts its own dockerd (no network, its own data and exec roots
 # and socket in a temporary folder; overlay2, else vfs), `docker load`s the
 # archive that container.build_image exported, then:
-#   1. docker run IMAGE cifar_mpi --check-env --data ...        succeeds;
+#   1. docker run IMAGE cifar_mpi --check-env --data ...        succeeds, and
+#      docker run IMAGE cifar_mpi --self-test (as docs/containers.md shows it,
+#      no data, no options) passes every CPU path of the image;
 #   2. docker run ... mpirun -np 2 cifar_mpi --config default ... writes the
 #      same model file, byte for byte, as the same command on the host, each
 #      side in its default environment (the image's, the host's); the time
@@ -125,6 +127,10 @@ for name in $(compgen -e | grep '^OPENBLAS_' || true); do openblas_env+=(--env "
 docker run --rm -v "$WORK/data:/data" "$IMAGE_TAG" cifar_mpi --check-env --data /data/cifar10.h5 >check_env.log 2>&1 ||
   { cat check_env.log; fail "docker run $IMAGE_TAG cifar_mpi --check-env failed"; }
 grep -E '^ +threads:|^ready to train' check_env.log
+docker run --rm "$IMAGE_TAG" cifar_mpi --self-test >self_test.log 2>&1 ||
+  { cat self_test.log; fail "docker run $IMAGE_TAG cifar_mpi --self-test failed"; }
+grep -E '^\| |^self-test:' self_test.log
+grep -qE '^self-test: [1-9][0-9]* passed, 0 failed' self_test.log || fail "the self-test in the image passed no row"
 
 # ---- 2. the same command inside and outside, the same model --------------------
 # The recipe's configuration, short: 20 steps of 16 images per rank.
@@ -163,4 +169,4 @@ for program in cifar_mpi cifar_eval cifar_pack mpirun; do
 done
 grep -qx default.ini <<<"$shell" || fail "the container has no /opt/cifar_mpi/share/cifar_mpi/config/default.ini"
 grep -qx 'ready to train' <<<"$shell" || fail "cifar_mpi --check-env in docker exec did not end ready to train"
-echo "PASS: docker load; run --check-env; run mpirun -np 2 and run --read-only, the host's model byte for byte; exec"
+echo "PASS: docker load; run --check-env and --self-test; run mpirun -np 2 and run --read-only, the host's model byte for byte; exec"
