@@ -23,8 +23,10 @@
 #include "outputs/model_file.hpp"
 #include "pack/packer.hpp"
 #include "pack/synthetic.hpp"
+#include "placement/visible_devices.hpp"
 #include "process/child_process.hpp"
 #include "process/startup_deadline.hpp"
+#include "report/metrics.hpp"
 #include "train/trainer.hpp"
 #include "util/error.hpp"
 #include "util/log.hpp"
@@ -151,24 +153,6 @@ std::string first_error_line(const std::string& log) {
     if (line.find_first_not_of(" \t\r") != std::string::npos) last = line;
   }
   return one_cell(!what.empty() ? what : (last.empty() ? "(no output)" : last));
-}
-
-// The last finite value of `key` in a metrics file (JSON Lines, one record
-// an epoch: report/metrics.hpp); nullopt when none.
-std::optional<double> last_metric(const std::string& path, const std::string& key) {
-  std::ifstream in(path);
-  std::string line;
-  std::optional<double> value;
-  const std::string quoted = "\"" + key + "\": ";
-  while (std::getline(in, line)) {
-    const size_t at = line.find(quoted);
-    if (at == std::string::npos) continue;
-    const char* start = line.c_str() + at + quoted.size();
-    char* end = nullptr;
-    const double v = std::strtod(start, &end);
-    if (end != start && std::isfinite(v)) value = v;
-  }
-  return value;
 }
 
 // The options of one training run of `row`, its files named `name`.
@@ -398,11 +382,7 @@ void print_table(const std::vector<RowResult>& results) {
 // CUDA_VISIBLE_DEVICES for a child on GPU `index` of this rank: that entry of
 // the rank's own list (indices or UUIDs), or the index where it has none.
 std::string visible_device(int index) {
-  const char* value = std::getenv("CUDA_VISIBLE_DEVICES");
-  if (!value || !*value) return std::to_string(index);
-  std::vector<std::string> entries;
-  std::istringstream in(value);
-  for (std::string entry; std::getline(in, entry, ',');) entries.push_back(entry);
+  const std::vector<std::string> entries = granted_gpu_entries(std::getenv("CUDA_VISIBLE_DEVICES"));
   return index < static_cast<int>(entries.size()) ? entries[static_cast<size_t>(index)] : std::to_string(index);
 }
 

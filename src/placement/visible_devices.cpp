@@ -18,17 +18,22 @@ bool is_uuid(const std::string& entry) {
 
 }  // namespace
 
-std::optional<int> granted_gpu_count(const char* value) {
-  if (value == nullptr) return std::nullopt;
+std::vector<std::string> granted_gpu_entries(const char* value) {
+  std::vector<std::string> entries;
+  if (value == nullptr) return entries;
   std::istringstream list(value);
-  int count = 0;
   for (std::string entry; std::getline(list, entry, ',');) {
     entry.erase(0, entry.find_first_not_of(" \t"));
     entry.erase(entry.find_last_not_of(" \t") + 1);
     if (!is_index(entry) && !is_uuid(entry)) break;  // CUDA ignores this entry and every one after it
-    ++count;
+    entries.push_back(entry);
   }
-  return count;
+  return entries;
+}
+
+std::optional<int> granted_gpu_count(const char* value) {
+  if (value == nullptr) return std::nullopt;
+  return static_cast<int>(granted_gpu_entries(value).size());
 }
 
 int gpus_held_to(bool cuda_requested, bool driver_runs_build, const char* cuda_visible_devices) {

@@ -8,9 +8,13 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace cifar {
 
+// The entries of `value` that grant a GPU, in order and trimmed: CUDA's
+// device i is entry i. Empty for an unset variable too.
+std::vector<std::string> granted_gpu_entries(const char* value);
 // The GPUs `value` grants; nullopt when the variable is unset (every GPU of
 // the node).
 std::optional<int> granted_gpu_count(const char* value);

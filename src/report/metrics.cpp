@@ -2,6 +2,7 @@
 #include "report/metrics.hpp"
 
 #include <cmath>
+#include <cstdlib>
 #include <fstream>
 #include <optional>
 #include <regex>
@@ -28,6 +29,22 @@ std::optional<long> row_epoch(const std::string& line) {
 }
 
 }  // namespace
+
+std::optional<double> last_metric(const std::string& path, const std::string& key) {
+  std::ifstream in(path);
+  std::string line;
+  std::optional<double> value;
+  const std::string quoted = "\"" + key + "\": ";  // as to_json writes each key
+  while (std::getline(in, line)) {
+    const size_t at = line.find(quoted);
+    if (at == std::string::npos) continue;
+    const char* start = line.c_str() + at + quoted.size();
+    char* end = nullptr;
+    const double v = std::strtod(start, &end);
+    if (end != start && std::isfinite(v)) value = v;  // null (not measured) is skipped
+  }
+  return value;
+}
 
 std::string to_json(const EpochMetrics& m) {
   // Test figures not measured this epoch (--eval-every-epochs) are null too.

@@ -3,6 +3,7 @@
 // after every epoch, so a reader (or a crash) never sees half a line.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -39,5 +40,9 @@ class MetricsLog {
 
 // One JSON object; a value that is not finite is written as null.
 std::string to_json(const EpochMetrics& m);
+
+// The last finite value of `key` ("train_loss", "test_accuracy") in a
+// metrics file that to_json's rows make up; nullopt when no row has one.
+std::optional<double> last_metric(const std::string& path, const std::string& key);
 
 }  // namespace cifar

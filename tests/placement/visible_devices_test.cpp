@@ -30,6 +30,16 @@ TEST(VisibleDevices, CountsWhatCudaWouldSee) {
   for (const auto& c : cases) EXPECT_EQ(granted_gpu_count(c.value), c.granted) << (c.value ? c.value : "(unset)");
 }
 
+// Entry i is CUDA's device i: what a child process on this rank's device i
+// is given, trimmed, and never past the first invalid entry.
+TEST(VisibleDevices, EntriesInCudasOrder) {
+  using V = std::vector<std::string>;
+  EXPECT_EQ(granted_gpu_entries(nullptr), V{});
+  EXPECT_EQ(granted_gpu_entries("3, 5 ,7"), (V{"3", "5", "7"}));
+  EXPECT_EQ(granted_gpu_entries("GPU-8f1c2d3e,MIG-4b2e0a11/1/0"), (V{"GPU-8f1c2d3e", "MIG-4b2e0a11/1/0"}));
+  EXPECT_EQ(granted_gpu_entries("0,-1,1"), V{"0"});
+}
+
 // The table: request, variable, whether the driver runs the build's CUDA, the
 // GPUs CUDA can use, and whether the node is blamed (exit code 7, the node
 // written to the failed-nodes file). What the run does otherwise is said

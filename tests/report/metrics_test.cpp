@@ -65,6 +65,29 @@ TEST(Metrics, ResumeKeepsEarlierRowsAndDropsForeignLines) {
   EXPECT_EQ(text.str(), want);
 }
 
+// What the self-test reads back: the last measured value of a key, the
+// unmeasured (null) ones skipped, none for a key no row has.
+TEST(Metrics, LastMetricIsTheLastMeasuredValue) {
+  test::TempDir dir;
+  const std::string path = dir.file("m.jsonl");
+  EpochMetrics row;
+  {
+    std::ofstream out(path);
+    row.evaluated = true;
+    row.train_loss = 2.5;
+    row.test_accuracy = 0.25;
+    out << to_json(row) << "\n";
+    row.epoch = 1;
+    row.evaluated = false;  // test_accuracy: null
+    row.train_loss = 1.5;
+    out << to_json(row) << "\n";
+  }
+  EXPECT_EQ(last_metric(path, "train_loss"), 1.5);
+  EXPECT_EQ(last_metric(path, "test_accuracy"), 0.25);
+  EXPECT_EQ(last_metric(path, "time_to_target"), std::nullopt);
+  EXPECT_EQ(last_metric(dir.file("missing.jsonl"), "train_loss"), std::nullopt);
+}
+
 // The RESULT line: a run that never evaluated reports no accuracy ("none"),
 // never a measured-looking 0.
 TEST(Metrics, TheResultLineOfARunWithoutEvaluationSaysNone) {
