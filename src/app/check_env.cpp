@@ -64,7 +64,8 @@ std::string thread_level() {
   return provided == MPI_THREAD_MULTIPLE ? "MPI_THREAD_MULTIPLE" : "below MPI_THREAD_MULTIPLE";
 }
 
-void print_versions(const World& w, const ThreadCounts& threads, const PrecisionChoice& precision) {
+void print_versions(const World& w, const ThreadCounts& threads, const PrecisionChoice& precision,
+                    const TrainingConfig& training) {
   unsigned h5_major = 0, h5_minor = 0, h5_release = 0;
   H5get_libversion(&h5_major, &h5_minor, &h5_release);
   const std::string gpus = boost::algorithm::join(gpu::device_names(), "; ");
@@ -82,6 +83,8 @@ void print_versions(const World& w, const ThreadCounts& threads, const Precision
   // What training would apply on this rank (rank 0), from the options and the node.
   log::info("  threads:     " + describe_thread_counts(threads));
   log::info("  precision:   " + precision.text());
+  if (const std::string note = trained_length_note(training, precision.precision); !note.empty())
+    log::info("               " + note);
 }
 
 // Rank 0: judges every rank's topology, prints each warning with its fix, and
@@ -187,7 +190,7 @@ int run_check_env(const MpiEnvironment& env, const RunConfig& config) {
   int warnings = 0;
   if (w.rank == 0) {
     for (const auto& l : lines) log::info(l);
-    print_versions(w, counts, precision);
+    print_versions(w, counts, precision, config.training);
     warnings = report_placement(topologies);
     for (int r = 0; r < w.size; ++r)
       if (!problems[r].empty()) log::info(strprintf("cannot train: rank %d: %s", r, problems[r].c_str()));

@@ -164,6 +164,12 @@ void visit_training_options(TrainingConfig& t, Visitor&& v) {
   const Section s = Section::Training;
   v(s, "epochs", t.epochs, kMayChange, "training epochs");
   v(s, "max-steps", t.max_steps, kMayChange, "stop after this many optimiser steps (0: no limit)");
+  v(s, "bf16-epochs", t.bf16_epochs, kMayChange,
+    "in bf16 (given, or chosen by --precision auto): the run's epochs instead of --epochs, for a recipe that wins "
+    "back with more steps the accuracy bf16 rounds away (0: --epochs). --epochs or --max-steps on the command line "
+    "sets the length in every precision: a config file's bf16-epochs and bf16-max-steps then do not apply");
+  v(s, "bf16-max-steps", t.bf16_max_steps, kMayChange,
+    "in bf16: the run's --max-steps instead (0: --max-steps; see --bf16-epochs)");
   v(s, "batch-size", t.batch_size, kDefinesRun, "images per rank per micro-batch");
   v(s, "global-batch-size", t.global_batch_size, kDefinesRun,
     "images per micro-batch over all ranks, divided among them (0: --batch-size per rank instead)");
@@ -558,9 +564,26 @@ std::vector<std::string> inert_options(const po::variables_map& vm, const RunCon
   note_each({"brightness-jitter", "contrast-jitter"}, !c.data.augment, "without --augment true");
   note_each({"lookahead-decay", "lookahead-last-steps"}, c.optim.lookahead_every == 0,
             "without --lookahead-every (it is 0)");
+  note_each({"bf16-epochs", "bf16-max-steps"},
+            c.training.precision != Precision::Bf16 && c.training.precision != Precision::Auto,
+            "with --precision " + text(c.training.precision) + " (it applies in bf16)");
   note_each({"fused-optimizer"}, c.optim.optimizer == "muon" && c.optim.fused,
             "with --optimizer muon, which has no fused form");
   return notes;
+}
+
+// A length given on the command line (--epochs, --max-steps) is the run's
+// in every precision: a config file's bf16 length would otherwise turn
+// `--config e1_cpu.ini --max-steps 20` into a full run in bf16. The bf16
+// keys the command line does not give itself are dropped.
+void keep_command_line_length(const po::parsed_options& command_line, TrainingConfig& t) {
+  const auto given = [&](const char* key) {
+    return std::any_of(command_line.options.begin(), command_line.options.end(),
+                       [&](const po::option& o) { return o.string_key == key; });
+  };
+  if (!given("epochs") && !given("max-steps")) return;
+  if (!given("bf16-epochs")) t.bf16_epochs = 0;
+  if (!given("bf16-max-steps")) t.bf16_max_steps = 0;
 }
 
 void apply_legacy_options(const po::variables_map& vm, RunConfig& c) {
@@ -674,9 +697,42 @@ void validate_finite(const RunConfig& c) {
   });
 }
 
-void validate_training(const TrainingConfig& t, const OptimConfig& o, const RegisteredNames& names) {
+// The checks of the run's length against what is counted in epochs.
+void validate_length(const RunConfig& c) {
+  const TrainingConfig& t = c.training;
+  const OptimConfig& o = c.optim;
   require(t.epochs >= 1, "--epochs must be at least 1 (got " + text(t.epochs) + ")");
   require(t.max_steps >= 0, "--max-steps must be 0 (no limit) or positive");
+  require(o.warmup_epochs >= 0 && o.warmup_epochs <= t.epochs,
+          "--warmup-epochs must be between 0 and --epochs (" + text(t.epochs) + "), got " + text(o.warmup_epochs));
+  require(
+      o.lr_tail_epochs >= 0 && o.lr_tail_epochs < t.epochs,
+      "--lr-tail-epochs must be at least 0 and below --epochs (" + text(t.epochs) + "), got " + text(o.lr_tail_epochs));
+  require(c.data.resolution.counted_epochs() < t.epochs,
+          strprintf("--resolution-schedule %s: its sizes before the last take %lld epoch(s), but the run has %d "
+                    "(--epochs): it would never train at %d px, its last size; shorten those stages or train longer",
+                    c.data.resolution.text().c_str(), static_cast<long long>(c.data.resolution.counted_epochs()),
+                    t.epochs, c.data.resolution.final_size));
+}
+
+// The length in every precision the run may train in: as given, and in bf16.
+void validate_lengths(const RunConfig& c) {
+  validate_length(c);
+  const TrainingConfig& t = c.training;
+  require(t.bf16_epochs >= 0, "--bf16-epochs must be 0 (as --epochs) or positive (got " + text(t.bf16_epochs) + ")");
+  require(t.bf16_max_steps >= 0, "--bf16-max-steps must be 0 (as --max-steps) or positive");
+  if (trained_length_note(t, Precision::Bf16).empty()) return;
+  RunConfig bf16 = c;
+  bf16.training = trained_length(t, Precision::Bf16);
+  try {
+    validate_length(bf16);
+  } catch (const ConfigError& e) {
+    throw ConfigError(
+        strprintf("in bf16 (--bf16-epochs %d, --bf16-max-steps %ld): %s", t.bf16_epochs, t.bf16_max_steps, e.what()));
+  }
+}
+
+void validate_training(const TrainingConfig& t, const OptimConfig& o, const RegisteredNames& names) {
   require(t.batch_size >= 1, "--batch-size must be at least 1 (got " + text(t.batch_size) + ")");
   require(t.accumulate >= 1, "--accumulate must be at least 1");
   require(t.global_batch_size >= 0, "--global-batch-size must be 0 (use --batch-size) or positive");
@@ -691,14 +747,9 @@ void validate_training(const TrainingConfig& t, const OptimConfig& o, const Regi
   require(o.lr > 0, "--lr must be positive (got " + text(o.lr) + ")");
   require(o.momentum >= 0 && o.momentum < 1, "--momentum must be in [0, 1)");
   require(o.weight_decay >= 0, "--weight-decay must not be negative");
-  require(o.warmup_epochs >= 0 && o.warmup_epochs <= t.epochs,
-          "--warmup-epochs must be between 0 and --epochs (" + text(t.epochs) + "), got " + text(o.warmup_epochs));
   require(o.lookahead_every >= 0, "--lookahead-every must be 0 (off) or positive");
   require(o.lookahead_decay >= 0 && o.lookahead_decay < 1, "--lookahead-decay must be in [0, 1) (0: the ramp)");
   require(o.lookahead_last_steps >= 0, "--lookahead-last-steps must be 0 (the whole run) or positive");
-  require(
-      o.lr_tail_epochs >= 0 && o.lr_tail_epochs < t.epochs,
-      "--lr-tail-epochs must be at least 0 and below --epochs (" + text(t.epochs) + "), got " + text(o.lr_tail_epochs));
   require(o.lr_floor >= 0 && o.lr_floor < 1, "--lr-floor must be in [0, 1) (got " + text(o.lr_floor) + ")");
   require(o.muon_lr > 0, "--muon-lr must be positive (got " + text(o.muon_lr) + ")");
   require(o.muon_momentum >= 0 && o.muon_momentum < 1, "--muon-momentum must be in [0, 1)");
@@ -753,6 +804,7 @@ void validate_names_and_paths(const RunConfig& c, const RegisteredNames& names) 
 void validate(const RunConfig& c, const RegisteredNames& names) {
   validate_finite(c);
   validate_training(c.training, c.optim, names);
+  validate_lengths(c);
   validate_limits(c);
   require(c.output.log_every >= 1, "--log-every must be at least 1");
   require(c.checkpoint.every_steps >= 0,
@@ -765,11 +817,6 @@ void validate(const RunConfig& c, const RegisteredNames& names) {
   require(c.data.resolution.empty() || c.model.head == HeadKind::GlobalMax,
           "--resolution-schedule trains at sizes other than 32 px: it needs --head global-max, whose pooling takes "
           "any size");
-  require(c.data.resolution.counted_epochs() < c.training.epochs,
-          strprintf("--resolution-schedule %s: its sizes before the last take %lld epoch(s), but the run has %d "
-                    "(--epochs): it would never train at %d px, its last size; shorten those stages or train longer",
-                    c.data.resolution.text().c_str(), static_cast<long long>(c.data.resolution.counted_epochs()),
-                    c.training.epochs, c.data.resolution.final_size));
   validate_names_and_paths(c, names);
 }
 
@@ -852,6 +899,7 @@ RunConfig parse_config(int argc, const char* const argv[], const RegisteredNames
       }
     }
     po::notify(vm);
+    keep_command_line_length(command_line, c.training);
   } catch (const po::error& e) {
     throw ConfigError(std::string(e.what()) + " (run cifar_mpi --help for the options)");
   }
@@ -875,6 +923,21 @@ OptimConfig built_optimizer_config(const RunConfig& config) {
   OptimConfig optim = config.optim;
   optim.fused = optim.fused || config.runtime.cuda_graphs;
   return optim;
+}
+
+TrainingConfig trained_length(const TrainingConfig& training, Precision trained) {
+  TrainingConfig t = training;
+  if (trained != Precision::Bf16) return t;
+  if (t.bf16_epochs > 0) t.epochs = t.bf16_epochs;
+  if (t.bf16_max_steps > 0) t.max_steps = t.bf16_max_steps;
+  return t;
+}
+
+std::string trained_length_note(const TrainingConfig& training, Precision trained) {
+  if (trained != Precision::Bf16 || (training.bf16_epochs == 0 && training.bf16_max_steps == 0)) return "";
+  const TrainingConfig t = trained_length(training, trained);
+  return strprintf("length in bf16: %d epochs%s (bf16-epochs, bf16-max-steps)", t.epochs,
+                   t.max_steps > 0 ? strprintf(", at most %ld optimiser steps", t.max_steps).c_str() : "");
 }
 
 std::vector<std::string> RunConfig::describe() const {

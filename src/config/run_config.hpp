@@ -63,6 +63,8 @@ struct ModelConfig {
 struct TrainingConfig {
   int epochs = 10;
   long max_steps = 0;         // stop after this many optimiser steps (0: no limit)
+  int bf16_epochs = 0;        // in bf16 (given, or auto's choice): epochs instead, where set (trained_length)
+  long bf16_max_steps = 0;    // ... and max_steps instead, where set
   int batch_size = 256;       // per rank, per micro-batch
   int global_batch_size = 0;  // when set: the batch over all ranks, divided among them (batch_size is ignored)
   int accumulate = 1;         // micro-batches per optimiser step
@@ -188,6 +190,17 @@ struct RunConfig {
 // (optim/fused_optimizer.hpp). --fused-optimizer does not define the run, so
 // a checkpoint resumes with or without it.
 OptimConfig built_optimizer_config(const RunConfig& config);
+
+// The run's length in the precision it trains in: in bf16, --bf16-epochs and
+// --bf16-max-steps (where set) replace --epochs and --max-steps, for a recipe
+// that wins back with more steps the accuracy bf16 rounds away. Training
+// applies it where --precision auto is resolved (train/run_setup.cpp); from
+// there on the run's configuration holds the length it trains.
+TrainingConfig trained_length(const TrainingConfig& training, Precision trained);
+// For the start-up log and --check-env: "length in bf16: 10 epochs, at most
+// 312 optimiser steps (bf16-epochs, bf16-max-steps)"; "" where the bf16
+// length does not apply.
+std::string trained_length_note(const TrainingConfig& training, Precision trained);
 
 // Parses argv (and the INI file it names) into a validated RunConfig.
 // Throws ConfigError on unknown options, bad types and impossible values.

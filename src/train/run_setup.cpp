@@ -29,7 +29,7 @@ RunParts::RunParts(const RunConfig& config)
       guard(config.training.on_nonfinite, true, torch::kCPU, lower_rate_advice(config.optim)),
       profile(config.runtime.profile, torch::kCPU) {}
 
-RunSetup::RunSetup(const MpiEnvironment& env, const RunConfig& config, RunParts& parts)
+RunSetup::RunSetup(const MpiEnvironment& env, RunConfig& config, RunParts& parts)
     : env_(env), config_(config), world_(env.world()), parts_(parts) {}
 
 // Before the placement, which would only find no GPU on too old a driver.
@@ -48,6 +48,7 @@ void RunSetup::device() {
   const Placement& p = parts_.placement;
   check_device_settings(config_, p);
   parts_.precision = resolve_precision(config_.training.precision, p.device);
+  config_.training = trained_length(config_.training, parts_.precision.precision);
   parts_.scaler = LossScaler(parts_.precision.precision == Precision::Fp16);  // never for auto's choice
   parts_.profile = StepProfile(config_.runtime.profile, p.device);
   // Reading the verdict every step would synchronise a GPU; on the CPU it is free.

@@ -82,8 +82,10 @@ struct RunParts {
 
 class RunSetup : public StartupWalk {
  public:
-  // Fills `parts`, which outlives the walk.
-  RunSetup(const MpiEnvironment& env, const RunConfig& config, RunParts& parts);
+  // Fills `parts`, which outlives the walk. `config` is the run's: the
+  // device stage sets its length for the precision it resolves
+  // (trained_length), before the plan and the checkpoints read it.
+  RunSetup(const MpiEnvironment& env, RunConfig& config, RunParts& parts);
 
   void configuration() override;
   std::vector<NodeFailure> node_launch() override;
@@ -97,7 +99,7 @@ class RunSetup : public StartupWalk {
 
  private:
   const MpiEnvironment& env_;
-  const RunConfig& config_;
+  RunConfig& config_;
   const World& world_;
   RunParts& parts_;
 };

@@ -35,7 +35,7 @@ Trainer::Trainer(const MpiEnvironment& env, const RunConfig& config)
       metrics_(config.output.metrics) {
   setup_start_ = Clock::now();
   last_eval_.accuracy = -1;  // no evaluation yet
-  RunSetup setup(env, config, run_);
+  RunSetup setup(env, config_, run_);
   end_job_on_failure(
       [&] {
         walk_startup(env.comm(), world_.node_name, setup);
@@ -54,6 +54,8 @@ void Trainer::announce() const {
                       run_.comm->name().c_str(), run_.placement.device.str().c_str()));
   log::info("threads per rank: " + describe_thread_counts(run_.threads));
   log::info("precision: " + run_.precision.text());
+  if (const std::string note = trained_length_note(config_.training, run_.precision.precision); !note.empty())
+    log::info(note);
   log::info(
       strprintf("data %s: %lld train / %lld test images; %ld batches of %d per rank per epoch; %zu gradient "
                 "bucket(s)",

@@ -99,8 +99,9 @@ class Trainer {
   // samples, micro-batches and loader, resumed or elastic.
   EpochShard epoch_shard() const;
 
-  // The run as configured and the world it runs in.
-  const RunConfig& config_;
+  // The run as configured, its length as trained (the start-up sets it for
+  // the precision it resolves), and the world it runs in.
+  RunConfig config_;
   const World& world_;
 
   // Everything it trains with, built by the start-up (run_setup.hpp).

@@ -117,6 +117,66 @@ TEST(Config, PrecisionAutoIsParsed) {
   EXPECT_EQ(parse({}).training.precision, Precision::Fp32);
 }
 
+// --bf16-epochs and --bf16-max-steps are the run's length in bf16 only (given
+// or auto's choice); 0 keeps the length of every precision.
+TEST(Config, Bf16LengthAppliesInBf16Only) {
+  const RunConfig c = parse({"--epochs", "3", "--max-steps", "20", "--bf16-epochs", "5", "--bf16-max-steps", "40"});
+  for (const Precision other : {Precision::Fp32, Precision::Fp16}) {
+    EXPECT_EQ(trained_length(c.training, other).epochs, 3);
+    EXPECT_EQ(trained_length(c.training, other).max_steps, 20);
+    EXPECT_EQ(trained_length_note(c.training, other), "");
+  }
+  const TrainingConfig bf16 = trained_length(c.training, Precision::Bf16);
+  EXPECT_EQ(bf16.epochs, 5);
+  EXPECT_EQ(bf16.max_steps, 40);
+  EXPECT_EQ(trained_length(bf16, Precision::Bf16).epochs, 5) << "applied twice, the same length";
+  EXPECT_EQ(trained_length_note(c.training, Precision::Bf16),
+            "length in bf16: 5 epochs, at most 40 optimiser steps (bf16-epochs, bf16-max-steps)");
+  const RunConfig epochs_only = parse({"--epochs", "3", "--max-steps", "20", "--bf16-epochs", "5"});
+  EXPECT_EQ(trained_length(epochs_only.training, Precision::Bf16).max_steps, 20) << "0: as --max-steps";
+  const RunConfig neither = parse({"--epochs", "3"});
+  EXPECT_EQ(trained_length(neither.training, Precision::Bf16).epochs, 3);
+  EXPECT_EQ(trained_length_note(neither.training, Precision::Bf16), "");
+}
+
+// A length on the command line is the run's in every precision: the file's
+// bf16 length does not turn `--max-steps 20` into a full bf16 run. What the
+// command line gives itself stays.
+TEST(Config, CommandLineLengthReplacesTheFilesBf16Length) {
+  const std::string ini = write_ini("epochs = 9\nmax-steps = 280\nbf16-epochs = 10\nbf16-max-steps = 312\n");
+  const TrainingConfig file = parse({"--config", ini}).training;
+  EXPECT_EQ(trained_length(file, Precision::Bf16).epochs, 10);
+  EXPECT_EQ(trained_length(file, Precision::Bf16).max_steps, 312);
+  for (const char* key : {"--max-steps", "--epochs"}) {
+    const TrainingConfig t = parse({"--config", ini, key, "2"}).training;
+    EXPECT_EQ(t.bf16_epochs, 0) << key;
+    EXPECT_EQ(t.bf16_max_steps, 0) << key;
+    EXPECT_EQ(trained_length(t, Precision::Bf16).epochs, std::string(key) == "--epochs" ? 2 : 9) << key;
+    EXPECT_EQ(trained_length(t, Precision::Bf16).max_steps, std::string(key) == "--max-steps" ? 2 : 280) << key;
+  }
+  const TrainingConfig both = parse({"--config", ini, "--max-steps", "20", "--bf16-max-steps", "30"}).training;
+  EXPECT_EQ(both.bf16_max_steps, 30);
+  EXPECT_EQ(both.bf16_epochs, 0);
+  std::remove(ini.c_str());
+}
+
+// The bf16 length meets the checks the length does, and an error says it is
+// the bf16 one; a bf16 length without bf16 is named as having no effect.
+TEST(Config, Bf16LengthIsValidatedAndNamedWhereItHasNoEffect) {
+  EXPECT_NE(error_of({"--bf16-epochs", "-1"}).find("--bf16-epochs must be 0"), std::string::npos);
+  EXPECT_NE(error_of({"--bf16-max-steps", "-1"}).find("--bf16-max-steps must be 0"), std::string::npos);
+  const std::string m = error_of({"--resolution-schedule", "24:3,32", "--model", "speed94", "--head", "global-max",
+                                  "--epochs", "5", "--bf16-epochs", "3"});
+  EXPECT_NE(m.find("in bf16 (--bf16-epochs 3, --bf16-max-steps 0): --resolution-schedule 24:3,32"), std::string::npos)
+      << m;
+  EXPECT_NE(error_of({"--lr-tail-epochs", "2", "--epochs", "5", "--bf16-epochs", "2"}).find("in bf16"),
+            std::string::npos);
+  EXPECT_EQ(parse({"--bf16-epochs", "3"}).inert_options,
+            std::vector<std::string>{"--bf16-epochs has no effect with --precision fp32 (it applies in bf16)"});
+  EXPECT_TRUE(parse({"--bf16-epochs", "3", "--precision", "auto"}).inert_options.empty());
+  EXPECT_TRUE(parse({"--bf16-max-steps", "3", "--precision", "bf16"}).inert_options.empty());
+}
+
 TEST(Config, ResolutionScheduleGivesEachEpochItsSize) {
   const RunConfig c = parse({"--resolution-schedule", "24:3,28:3,32", "--model", "speed94", "--head", "global-max"});
   const ResolutionSchedule& r = c.data.resolution;
