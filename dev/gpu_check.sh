@@ -130,7 +130,7 @@ else : "${GPU_PROVE_BATCH:=256}" "${GPU_PROVE_STEPS:=12}"; fi
 # limit is its --comm-timeout and 15 s of start-up, so a stall still prints
 # the watchdog's message. The self-test's rows have their own limit (90 s
 # each), so a hung row is its FAIL before the step's limit.
-: "${GPU_STEP_TIMEOUTS:=deps=30 env=20 build=120 pack=15 test_gpu=100 self_test=150 self_test_np2=150 self_test_fault_np2=120 prove_speed94_muon_graphs=75 prove_e1_graphs=75 prove_muon_mpi2=45 prove_captured_collectives=10 prove_newton_schulz_bf16=10 train_graphs=90 check_env=45 train_nccl=60 train_mpi2=60 bench_convnet_cpp=45 bench_convnet_py=90 bench_resnet18_cpp=45 bench_convnet_torch=150 bench_resnet18_torch=180 bench_convnet_bf16=45 bench_resnet18_bf16=45 bench_resnet18_nocl=45 bench_convnet_host=45 test_cpu=150 train_resume=120 bench_resnet18_host=45 bench_convnet_graphs=45 bench_resnet18_graphs=45 bench_convnet_graphs_bf16=45 bench_resnet18_graphs_bf16=45 profile=90 record_e1=300 record_hiverge=240 record_e1_cpp=150 record_speed94_muon_cpp=150 record_airbench=150 record_speed94_cpp=150}"
+: "${GPU_STEP_TIMEOUTS:=deps=30 env=20 build=120 pack=15 test_gpu=100 self_test=150 self_test_np2=150 self_test_fault_np2=120 prove_speed94_muon_graphs=75 prove_e1_graphs=75 prove_muon_mpi2=45 prove_captured_collectives=10 prove_newton_schulz_bf16=10 train_graphs=90 check_env=45 train_nccl=60 train_mpi2=60 bench_convnet_cpp=45 bench_convnet_py=90 bench_resnet18_cpp=45 bench_convnet_torch=150 bench_resnet18_torch=180 bench_convnet_bf16=45 bench_resnet18_bf16=45 bench_resnet18_nocl=45 bench_convnet_host=45 test_cpu=150 train_resume=120 bench_resnet18_host=45 bench_convnet_graphs=45 bench_resnet18_graphs=45 bench_convnet_graphs_bf16=45 bench_resnet18_graphs_bf16=45 profile=90 record_e1=300 record_hiverge=240 record_e1_cpp=150 record_e1_cpp_bf16=150 record_speed94_muon_cpp=150 record_airbench=150 record_speed94_cpp=150}"
 : "${GPU_ARCHIVE:=1}"                      # 1: at the end, every log in $OUT/gpu_check_logs.tgz, beside summary.md only
 # The PyTorch peers' variants (dev/bench/torch_peer_bench.py): eager and
 # torch.compile's CUDA-graph mode, fp32 and bf16, as cifar_mpi's four below.
@@ -152,7 +152,7 @@ readonly kMeasureSteps=(deps env build pack
                         bench_convnet_bf16 bench_convnet_graphs_bf16 bench_resnet18_bf16 bench_resnet18_graphs_bf16
                         profile
                         record_e1 record_hiverge record_e1_cpp record_speed94_muon_cpp
-                        record_airbench record_speed94_cpp
+                        record_airbench record_speed94_cpp record_e1_cpp_bf16
                         bench_convnet_py
                         bench_convnet_host bench_resnet18_host bench_resnet18_nocl
                         train_resume check_env test_cpu)
@@ -710,10 +710,11 @@ world_sizes() {
   for np in $GPU_WORLD_SIZES; do ((np > gpus)) || echo "$np"; done
 }
 
-# record_cpp CONFIG NAME: cifar_mpi's recipe at each world size, one warm-up
-# run (left out) and GPU_SPEED_RUNS measured runs each.
+# record_cpp CONFIG NAME [ARGS...]: cifar_mpi's recipe (with ARGS) at each
+# world size, one warm-up run (left out) and GPU_SPEED_RUNS measured runs each.
 record_cpp() {
   local config=$1 name=$2 np r run data=$GPU_WORK/speed94.h5
+  shift 2
   dry || data=$(speed94_data)
   : >"$OUT/${step}_runs.txt"
   for np in $(world_sizes); do
@@ -722,7 +723,7 @@ record_cpp() {
       # shellcheck disable=SC2086  # GPU_RECORD_ARGS: words
       run_or_print "${kMpirun[@]}" -np "$np" "$(cifar_mpi_bin)" --config "$config" --backend nccl --device cuda \
         --data "$data" --seed "$((r + 1))" --output "$GPU_WORK/${name}_np${np}_$r.pth" --metrics "$run.jsonl" \
-        --tta mirror-translate --tta-fraction 1 $GPU_RECORD_ARGS >"$run.log" 2>&1
+        --tta mirror-translate --tta-fraction 1 $GPU_RECORD_ARGS "$@" >"$run.log" 2>&1
       if ((r < 0)) || dry; then continue; fi  # the warm-up: page cache, GPU clocks
       "$PY" "$repo/dev/bench/tta_stats.py" --cifar-mpi-run "$name@np$np" "$((r + 1))" "$run.log" "$run.jsonl" \
         >>"$OUT/${step}_runs.txt"
@@ -733,6 +734,9 @@ record_cpp() {
 }
 
 step_record_e1_cpp() { record_cpp config/e1.ini e1.ini; }
+# E1 in bf16, what --precision auto would choose on the GPU: its time and
+# accuracy beside record_e1_cpp's decide whether auto becomes E1's default.
+step_record_e1_cpp_bf16() { record_cpp config/e1.ini e1_bf16 --precision bf16; }
 step_record_speed94_muon_cpp() { record_cpp config/speed94_muon.ini speed94_muon.ini; }
 step_record_speed94_cpp() { record_cpp config/speed94.ini speed94.ini; }
 
