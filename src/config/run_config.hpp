@@ -183,7 +183,9 @@ struct RunConfig {
 
 // Rules that derive what a run builds from several options. They apply where
 // the part is built, not to the stored options: describe() (the run log and
-// each checkpoint's config) and run_definition() keep the options as given.
+// each checkpoint's config) and run_definition() keep the options as given,
+// but for the run's length, which trained_length() sets in the run's own
+// configuration (the plan, the schedule and the checkpoints all read it).
 //
 // The optimiser's configuration: --fused-optimizer, forced on by
 // --cuda-graphs, since a graph captures only the graph-safe optimiser
