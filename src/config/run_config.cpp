@@ -715,13 +715,16 @@ void validate_length(const RunConfig& c) {
                     t.epochs, c.data.resolution.final_size));
 }
 
+// Whether the run has a length of its own in bf16 (--bf16-epochs, --bf16-max-steps).
+bool has_bf16_length(const TrainingConfig& t) { return t.bf16_epochs > 0 || t.bf16_max_steps > 0; }
+
 // The length in every precision the run may train in: as given, and in bf16.
 void validate_lengths(const RunConfig& c) {
   validate_length(c);
   const TrainingConfig& t = c.training;
   require(t.bf16_epochs >= 0, "--bf16-epochs must be 0 (as --epochs) or positive (got " + text(t.bf16_epochs) + ")");
   require(t.bf16_max_steps >= 0, "--bf16-max-steps must be 0 (as --max-steps) or positive");
-  if (trained_length_note(t, Precision::Bf16).empty()) return;
+  if (!has_bf16_length(t)) return;
   RunConfig bf16 = c;
   bf16.training = trained_length(t, Precision::Bf16);
   try {
@@ -934,7 +937,7 @@ TrainingConfig trained_length(const TrainingConfig& training, Precision trained)
 }
 
 std::string trained_length_note(const TrainingConfig& training, Precision trained) {
-  if (trained != Precision::Bf16 || (training.bf16_epochs == 0 && training.bf16_max_steps == 0)) return "";
+  if (trained != Precision::Bf16 || !has_bf16_length(training)) return "";
   const TrainingConfig t = trained_length(training, trained);
   return strprintf("length in bf16: %d epochs%s (bf16-epochs, bf16-max-steps)", t.epochs,
                    t.max_steps > 0 ? strprintf(", at most %ld optimiser steps", t.max_steps).c_str() : "");
